@@ -1,0 +1,36 @@
+# The two commands: `make app` (demo workspace in the browser) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO := demo-workspace
+
+.PHONY: app test demo lint schema clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(DEMO)/vadscene.yaml: | $(STAMP)
+	$(BIN)/vadscene demo $(DEMO)
+
+demo: $(DEMO)/vadscene.yaml
+
+app: $(STAMP) $(DEMO)/vadscene.yaml
+	$(BIN)/vadscene app $(DEMO)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check vadscene app tests bench
+	$(BIN)/ruff format --check vadscene app tests bench
+
+# Regenerate the shipped release JSON Schema from the pydantic models.
+schema: $(STAMP)
+	$(BIN)/python -c "import json; from vadscene.release import release_json_schema, shipped_schema_path as p; p().parent.mkdir(exist_ok=True); p().write_text(json.dumps(release_json_schema(), indent=2) + '\n')"
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache

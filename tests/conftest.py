@@ -1,0 +1,43 @@
+"""Fixtures shared by the test modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import write_video
+
+from vadscene.catalogue import Catalogue, load_catalogue
+from vadscene.workspace import Workspace
+
+SMALL_BENCHMARK = {
+    # file (relative to the video root) → frames
+    "Abuse001_x264.mp4": 30,
+    "Arson002_x264.mp4": 20,
+    "Normal_Videos_003_x264.mp4": 25,
+    "nested/RoadAccidents004_x264.mp4": 15,
+}
+
+
+@pytest.fixture(scope="session")
+def catalogue() -> Catalogue:
+    return load_catalogue()
+
+
+@pytest.fixture
+def small_videos(tmp_path: Path) -> Path:
+    """A folder of four tiny real H.264 videos with UCF-Crime style names."""
+    root = tmp_path / "videos"
+    for name, frames in SMALL_BENCHMARK.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        write_video(root / name, "libx264", frames=frames)
+    return root
+
+
+@pytest.fixture
+def small_workspace(tmp_path: Path, small_videos: Path) -> Workspace:
+    """A scanned workspace over :func:`small_videos` with the default catalogue."""
+    workspace = Workspace.create(tmp_path / "ws", video_root=small_videos, dataset="small")
+    workspace.scan()
+    yield workspace
+    workspace.close()

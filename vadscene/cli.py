@@ -1,0 +1,305 @@
+"""The ``vadscene`` command line: thin commands over the library.
+
+Every command prints what it did, shows progress for long work, reports bad input as one clear
+message with exit code 1, and ends its ``--help`` with an example (a test enforces it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from vadscene import __version__
+from vadscene.errors import ReleaseError, VadsceneError
+from vadscene.workspace import (
+    GROUND_TRUTH_FORMATS,
+    GroundTruthRef,
+    NamingRules,
+    ScanReport,
+    Workspace,
+)
+
+app = typer.Typer(
+    name="vadscene",
+    help="Label scene factors on VAD benchmarks, publish releases, audit model scores.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+WorkspaceArg = Annotated[Path, typer.Argument(help="Workspace folder.", show_default=False)]
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[Progress]:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[current]}", style="dim"),
+        console=err,
+        transient=True,
+    ) as progress:
+        progress.add_task(description, total=None, current="")
+        yield progress
+
+
+def _scan_with_progress(workspace: Workspace) -> ScanReport:
+    with _progress("Probing videos") as progress:
+        task = progress.task_ids[0]
+        return workspace.scan(
+            lambda done, total, current: progress.update(
+                task, completed=done, total=total, current=current
+            )
+        )
+
+
+def _print_scan(report: ScanReport, workspace: Workspace) -> None:
+    out.print(
+        f"{workspace.root}: {report.registered} videos registered "
+        f"({len(report.added)} new, {len(report.updated)} re-probed, "
+        f"{len(report.unchanged)} unchanged)"
+    )
+    if report.unreadable:
+        out.print(f"[yellow]{len(report.unreadable)} files could not be registered:[/yellow]")
+        for path, reason in report.unreadable:
+            out.print(f"  {path}: {reason}", markup=False)
+    if report.missing:
+        out.print(
+            f"[yellow]{len(report.missing)} registered videos are no longer in the video folder "
+            "(their decisions are kept):[/yellow] " + ", ".join(report.missing),
+        )
+
+
+@app.command(
+    epilog="Example: vadscene init ucf-ws --videos /data/UCF_Crimes/Videos "
+    "--gt Temporal_Anomaly_Annotation.txt --gt-format ucf-crime"
+)
+def init(
+    workspace: WorkspaceArg,
+    videos: Annotated[Path, typer.Option(help="Folder of the benchmark's videos (recursive).")],
+    catalog: Annotated[
+        Path | None,
+        typer.Option(help="Scene-factor catalogue (YAML/JSON); default: UCF-Crime's."),
+    ] = None,
+    gt: Annotated[Path | None, typer.Option(help="Temporal ground-truth file or folder.")] = None,
+    gt_format: Annotated[
+        str, typer.Option(help=f"Ground-truth format: {', '.join(GROUND_TRUTH_FORMATS)}.")
+    ] = "ucf-crime",
+    dataset: Annotated[str | None, typer.Option(help="Dataset name (default: catalogue's).")] = None,
+    category_rule: Annotated[
+        str,
+        typer.Option(help="Category from: ucf-crime (name prefix), folder, regex, none."),
+    ] = "ucf-crime",
+    category_regex: Annotated[
+        str | None, typer.Option(help="With --category-rule regex: a named group 'category'.")
+    ] = None,
+) -> None:
+    """Create a workspace for a benchmark and register its videos."""
+    if gt_format not in GROUND_TRUTH_FORMATS:
+        raise VadsceneError(
+            f"unknown --gt-format '{gt_format}' (expected one of: {', '.join(GROUND_TRUTH_FORMATS)})"
+        )
+    ws = Workspace.create(
+        workspace,
+        video_root=videos,
+        dataset=dataset,
+        catalogue_path=catalog,
+        ground_truth=GroundTruthRef(path=str(gt), format=gt_format) if gt else None,
+        naming=NamingRules(category_rule=category_rule, category_regex=category_regex),
+    )
+    with ws:
+        _print_scan(_scan_with_progress(ws), ws)
+
+
+@app.command(epilog="Example: vadscene scan ucf-ws")
+def scan(workspace: WorkspaceArg) -> None:
+    """Re-scan a workspace's video folder: add new videos, re-probe changed ones."""
+    with Workspace.open(workspace) as ws:
+        _print_scan(_scan_with_progress(ws), ws)
+
+
+@app.command(epilog="Example: vadscene status ucf-ws")
+def status(workspace: WorkspaceArg) -> None:
+    """Show a workspace's videos, annotators and annotation progress."""
+    with Workspace.open(workspace) as ws:
+        store = ws.store
+        videos = store.videos()
+        out.print(f"[bold]{ws.config.dataset}[/bold] at {ws.root}: {len(videos)} videos, "
+                  f"catalogue '{ws.catalogue.name}' ({len(ws.catalogue.factors)} factors)")
+        table = Table("annotator", "videos complete", *ws.catalogue.keys)
+        for name in store.annotators():
+            progress = store.progress(name)
+            table.add_row(
+                name,
+                f"{progress.complete}/{progress.videos}",
+                *(str(progress.decided_by_factor.get(k, "auto")) for k in ws.catalogue.keys),
+            )
+        out.print(table)
+        for path, reason in store.unreadable_files():
+            out.print(f"[yellow]unreadable[/yellow] {path}: {reason}", markup=True)
+
+
+@app.command(epilog="Example: vadscene demo /tmp/demo-ws && vadscene app /tmp/demo-ws")
+def demo(
+    workspace: WorkspaceArg,
+    seed: Annotated[int, typer.Option(help="Seed of the generated benchmark.")] = 0,
+) -> None:
+    """Build the demo benchmark (synthetic videos, ground truth, model scores) as a workspace."""
+    from vadscene.demo import build_demo_workspace
+
+    with _progress("Rendering demo videos") as progress:
+        task = progress.task_ids[0]
+        ws = build_demo_workspace(
+            workspace,
+            seed=seed,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    with ws:
+        out.print(
+            f"demo workspace {ws.root}: {len(ws.store.video_ids())} videos, ground truth "
+            f"{ws.ground_truth_path}, scores under {ws.root / 'benchmark' / 'scores'}"
+        )
+
+
+@app.command(
+    epilog="Example: vadscene export ucf-ws --out releases/ucf-v1.json --csv releases/ucf-v1.csv"
+)
+def export(
+    workspace: WorkspaceArg,
+    out_file: Annotated[Path, typer.Option("--out", help="Release JSON file to write.")],
+    csv_file: Annotated[Path | None, typer.Option("--csv", help="Also write this CSV.")] = None,
+    annotator: Annotated[
+        str | None, typer.Option(help="Release one annotator's decisions (plus auto poles).")
+    ] = None,
+    consensus: Annotated[
+        bool, typer.Option(help="Resolve values across all annotators (the default).")
+    ] = False,
+) -> None:
+    """Export the workspace's annotations as a versioned JSON release (and CSV)."""
+    from vadscene.release import build_release, write_release
+
+    if annotator and consensus:
+        raise VadsceneError("give --annotator NAME or --consensus, not both")
+    with Workspace.open(workspace) as ws:
+        release = build_release(ws, annotator=annotator)
+    schema_path = write_release(release, out_file, csv_path=csv_file)
+    out.print(f"wrote {out_file} ({len(release.videos)} videos, annotators: "
+              f"{', '.join(release.annotators) or 'none'}) and schema {schema_path}")
+    if csv_file:
+        out.print(f"wrote {csv_file}")
+
+
+@app.command(epilog="Example: vadscene validate releases/ucf-v1.json")
+def validate(
+    release_file: Annotated[Path, typer.Argument(help="Release JSON file.", show_default=False)],
+) -> None:
+    """Check a release file; print OK or every error with its JSON path (exit code 1)."""
+    from vadscene.release import read_release
+
+    try:
+        release = read_release(release_file)
+    except ReleaseError as exc:
+        err.print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    out.print(f"OK: {release_file} — {release.dataset}, {len(release.videos)} videos, "
+              f"schema version {release.schema_version}")
+
+
+@app.command(name="import", epilog="Example: vadscene import new-ws releases/ucf-v1.json")
+def import_(
+    workspace: WorkspaceArg,
+    release_file: Annotated[Path, typer.Argument(help="Release JSON file.", show_default=False)],
+) -> None:
+    """Load a release into a workspace: merge into an existing one, or create it from the release."""
+    from vadscene.release import import_release, read_release, workspace_from_release
+
+    release = read_release(release_file)
+    if (workspace / "vadscene.yaml").exists():
+        with Workspace.open(workspace) as ws:
+            counts = import_release(release, ws, origin=str(release_file))
+        out.print(
+            f"merged {release_file} into {workspace}: {counts.decisions_added} decisions added, "
+            f"{counts.decisions_already_present} already present, {counts.videos_added} videos "
+            f"added, {counts.marks_set} marks set"
+        )
+    else:
+        with workspace_from_release(release, workspace) as ws:
+            out.print(
+                f"created {workspace} from {release_file}: {len(ws.store.video_ids())} videos, "
+                f"{len(ws.store.decision_log())} decisions (no video files)"
+            )
+
+
+@app.command(name="app", epilog="Example: vadscene app ucf-ws --port 8501")
+def app_(
+    workspace: Annotated[
+        Path | None, typer.Argument(help="Workspace (default: the demo workspace).")
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; 127.0.0.1 keeps the app on this machine.")
+    ] = "127.0.0.1",
+) -> None:
+    """Start the annotation app in the browser."""
+    from vadscene.paths import app_entry_point, default_demo_workspace
+
+    if workspace is None:
+        workspace = default_demo_workspace()
+        if not (workspace / "vadscene.yaml").exists():
+            out.print(f"building the demo workspace at {workspace} …")
+            demo(workspace)
+    Workspace.open(workspace).close()
+    env = {**os.environ, "VADSCENE_WORKSPACE": str(Path(workspace).resolve())}
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(app_entry_point()),
+        "--server.address", host, "--server.port", str(port),
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+    ]
+    out.print(f"serving {workspace} at http://{host}:{port}")
+    raise typer.Exit(subprocess.call(command, env=env))
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"vadscene {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Label scene factors on VAD benchmarks, publish releases, audit model scores."""
+
+
+def main() -> None:
+    """Console entry point: user errors become one message and exit code 1."""
+    try:
+        code = app(standalone_mode=False)
+    except VadsceneError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        err.print("aborted")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,460 @@
+"""Releases: export a workspace's annotations as versioned JSON (and CSV), validate, import.
+
+A release is self-describing: it embeds the catalogue, every video's registry entry, each
+annotator's current decision per factor with provenance, the value the audit uses, auto
+measurements with their threshold rules, and the support per pole of every contrast. Its JSON
+Schema is generated from :mod:`vadscene.records` and written beside every release.
+
+Export → import into a fresh workspace → export reproduces the release exactly except
+``created_at``: the import writes every decision back with its original annotator, source and
+time.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from vadscene import __version__
+from vadscene.catalogue import AMBIGUOUS, Catalogue
+from vadscene.errors import ReleaseError, validation_problems
+from vadscene.records import (
+    AUTO_ANNOTATOR,
+    RELEASE_SCHEMA_VERSION,
+    AutoThreshold,
+    FactorAssignment,
+    FactorDecision,
+    PoleSupport,
+    Release,
+    Selection,
+    ToolInfo,
+    VideoInfo,
+    VideoMarks,
+    VideoRecord,
+)
+from vadscene.store import Decision, ImportCounts
+from vadscene.workspace import Workspace
+
+SCHEMA_FILE_NAME = f"release-v{RELEASE_SCHEMA_VERSION}.schema.json"
+HUMAN_SOURCES = ("manual", "override")
+
+
+# --- building a release ---------------------------------------------------------------------
+
+
+def resolve_assignment(decisions: Iterable[FactorDecision]) -> FactorAssignment:
+    """Choose the value the audit uses from every current decision on one video and factor.
+
+    Precedence: the latest ``consensus`` decision; else the human decisions (manual or
+    override) when they all agree (``single`` for one annotator — ``override`` when that one
+    replaced an auto pole — ``agreement`` for several); else, with no human decision, the auto
+    pole; human annotators who differ with nobody adjudicating give ``disagreement`` and no
+    value. Decisions are kept sorted by annotator.
+    """
+    ordered = tuple(sorted(decisions, key=lambda d: d.annotator))
+    consensus = [d for d in ordered if d.source == "consensus"]
+    humans = [d for d in ordered if d.source in HUMAN_SOURCES]
+    auto = [d for d in ordered if d.source == "auto"]
+    if consensus:
+        latest = max(consensus, key=lambda d: d.decided_at)
+        return FactorAssignment(value=latest.value, resolution="consensus", decisions=ordered)
+    if humans:
+        values = {d.value for d in humans}
+        if len(values) > 1:
+            return FactorAssignment(value=None, resolution="disagreement", decisions=ordered)
+        if len(humans) > 1:
+            resolution = "agreement"
+        else:
+            resolution = "override" if humans[0].source == "override" else "single"
+        return FactorAssignment(value=values.pop(), resolution=resolution, decisions=ordered)
+    return FactorAssignment(value=auto[0].value, resolution="auto", decisions=ordered)
+
+
+def pole_support(catalogue: Catalogue, videos: Iterable[VideoRecord]) -> tuple[PoleSupport, ...]:
+    """Videos per pole of every contrast, with ambiguous and unresolved counted apart."""
+    videos = list(videos)
+    rows = []
+    for factor in catalogue.factors:
+        values = [v.factors[factor.key].value if factor.key in v.factors else None for v in videos]
+        for contrast in factor.contrasts:
+            rows.append(
+                PoleSupport(
+                    factor=factor.key,
+                    positive=contrast.positive,
+                    negative=contrast.negative,
+                    primary=contrast.primary,
+                    n_positive=values.count(contrast.positive),
+                    n_negative=values.count(contrast.negative),
+                    n_ambiguous=values.count(AMBIGUOUS),
+                    n_unresolved=values.count(None),
+                )
+            )
+    return tuple(rows)
+
+
+def build_release(
+    workspace: Workspace, *, annotator: str | None = None, created_at: datetime | None = None
+) -> Release:
+    """The release of a workspace's current state.
+
+    With ``annotator``, values come from that annotator's decisions (plus auto poles); without,
+    from everyone's (consensus mode, see :func:`resolve_assignment`).
+    """
+    store = workspace.store
+    videos = store.videos()
+    if not videos:
+        raise ReleaseError(f"{workspace.root}: the workspace has no videos; nothing to release")
+    if annotator is not None and annotator not in store.annotators():
+        raise ReleaseError(
+            f"{workspace.root}: annotator '{annotator}' has no decisions "
+            f"(annotators: {', '.join(store.annotators()) or 'none yet'})"
+        )
+    keep = {annotator, AUTO_ANNOTATOR} if annotator else None
+    by_video: dict[str, dict[str, list[FactorDecision]]] = {}
+    for d in store.current_decisions():
+        if d.value is None or (keep is not None and d.annotator not in keep):
+            continue
+        by_video.setdefault(d.video_id, {}).setdefault(d.factor, []).append(_released(d))
+    marks: dict[str, list[VideoMarks]] = {}
+    for (video_id, who), m in sorted(store.marks().items()):
+        if (keep is None or who in keep) and (m["flag"] or m["skip"] or m["note"]):
+            marks.setdefault(video_id, []).append(
+                VideoMarks(annotator=who, flagged=m["flag"], skipped=m["skip"], note=m["note"])
+            )
+    measurements = store.measurements()
+    records = []
+    for video in videos:
+        decided = by_video.get(video.video_id, {})
+        records.append(
+            VideoRecord(
+                **video.model_dump(),
+                factors={
+                    key: resolve_assignment(decided[key])
+                    for key in workspace.catalogue.keys
+                    if key in decided
+                },
+                measurements=measurements.get(video.video_id, {}),
+                marks=tuple(marks.get(video.video_id, ())),
+            )
+        )
+    return Release(
+        schema_version=RELEASE_SCHEMA_VERSION,
+        dataset=workspace.config.dataset,
+        created_at=created_at or datetime.now(UTC),
+        tool=ToolInfo(version=__version__),
+        selection=Selection(
+            mode="annotator" if annotator else "consensus", annotator=annotator
+        ),
+        catalogue=workspace.catalogue,
+        annotators=_annotators(records),
+        thresholds=tuple(
+            AutoThreshold(factor=f, statistic=s, rule=r, thresholds=tuple(t), set_at=at)
+            for f, s, r, t, at in store.thresholds()
+        ),
+        videos=tuple(records),
+        support=pole_support(workspace.catalogue, records),
+    )
+
+
+def _released(d: Decision) -> FactorDecision:
+    return FactorDecision(
+        annotator=d.annotator,
+        value=d.value,
+        source=d.source,
+        decided_at=d.decided_at,
+        note=d.note,
+        replaced_auto_value=d.replaced_auto_value,
+        replaced_measurement=d.replaced_measurement,
+    )
+
+
+def _annotators(records: Iterable[VideoRecord]) -> tuple[str, ...]:
+    names = set()
+    for record in records:
+        names.update(m.annotator for m in record.marks)
+        for assignment in record.factors.values():
+            names.update(d.annotator for d in assignment.decisions if d.source != "auto")
+    return tuple(sorted(names))
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def release_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the release format, generated from the pydantic models."""
+    schema = Release.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://vadscene.dev/schemas/{SCHEMA_FILE_NAME}"
+    return schema
+
+
+def shipped_schema_path() -> Path:
+    """The schema file shipped inside the package (kept equal to the generated one by a test)."""
+    return Path(str(resources.files("vadscene") / "schemas" / SCHEMA_FILE_NAME))
+
+
+def release_json(release: Release) -> str:
+    return release.model_dump_json(indent=2) + "\n"
+
+
+def write_release(release: Release, out: Path | str, *, csv_path: Path | str | None = None) -> Path:
+    """Write the release JSON (and CSV) atomically, and the JSON Schema beside it.
+
+    Each file is written to a temporary file in the same folder, flushed to disk and renamed
+    over the target, so a reader never sees a half-written release. Returns the schema path.
+    """
+    out = Path(out)
+    schema_path = out.parent / SCHEMA_FILE_NAME
+    _atomic_write(out, release_json(release))
+    _atomic_write(schema_path, json.dumps(release_json_schema(), indent=2) + "\n")
+    if csv_path is not None:
+        _atomic_write(Path(csv_path), release_csv(release))
+    return schema_path
+
+
+def release_csv(release: Release) -> str:
+    """One row per video, one column per factor (the resolved value; empty = none)."""
+    keys = release.catalogue.keys
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["video_id", "category", "split", "num_frames", "fps", *keys])
+    for v in release.videos:
+        values = [v.factors[k].value if k in v.factors else None for k in keys]
+        writer.writerow(
+            [v.video_id, v.category, v.split or "", v.num_frames, v.fps]
+            + [value or "" for value in values]
+        )
+    return buffer.getvalue()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    if not path.parent.is_dir():
+        raise ReleaseError(f"{path}: folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --- reading and validating -----------------------------------------------------------------
+
+
+def parse_release(data: Any, *, origin: str = "release") -> Release:
+    """Validate parsed JSON as a release: structure (pydantic) then meaning (:func:`problems`).
+
+    Raises :class:`ReleaseError` whose ``problems`` list every error with its JSON path.
+    """
+    if isinstance(data, dict) and "schema_version" in data:
+        version = data["schema_version"]
+        if version != RELEASE_SCHEMA_VERSION:
+            raise ReleaseError(
+                f"{origin}: invalid release",
+                [f"$.schema_version: unsupported release schema version {version!r} "
+                 f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"],
+            )
+    try:
+        release = Release.model_validate(data)
+    except ValidationError as exc:
+        raise ReleaseError(f"{origin}: invalid release", validation_problems(exc)) from None
+    found = semantic_problems(release)
+    if found:
+        raise ReleaseError(f"{origin}: invalid release", found)
+    return release
+
+
+def read_release(path: Path | str) -> Release:
+    """Read and validate a release file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReleaseError(f"{path}: release file not found")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
+    return parse_release(data, origin=str(path))
+
+
+def semantic_problems(release: Release) -> list[str]:
+    """Everything a structurally valid release can still get wrong, each with its JSON path."""
+    catalogue = release.catalogue
+    found: list[str] = []
+    first_seen: dict[str, int] = {}
+    for i, video in enumerate(release.videos):
+        where = f"$.videos[{i}]"
+        if video.video_id in first_seen:
+            found.append(
+                f"{where}.video_id: duplicate video id '{video.video_id}' "
+                f"(also $.videos[{first_seen[video.video_id]}])"
+            )
+        first_seen.setdefault(video.video_id, i)
+        for key, assignment in video.factors.items():
+            found.extend(_assignment_problems(catalogue, f"{where}.factors.{key}", key, assignment))
+    for i, threshold in enumerate(release.thresholds):
+        if threshold.factor not in catalogue.keys or catalogue.factor(threshold.factor).auto is None:
+            found.append(
+                f"$.thresholds[{i}].factor: '{threshold.factor}' is not an auto factor of the "
+                "catalogue"
+            )
+    selection = release.selection
+    if (selection.mode == "annotator") != (selection.annotator is not None):
+        found.append("$.selection: an annotator is given exactly when mode is 'annotator'")
+    expected_annotators = _annotators(release.videos)
+    if release.annotators != expected_annotators:
+        found.append(
+            f"$.annotators: {list(release.annotators)} does not match the annotators in the "
+            f"records {list(expected_annotators)}"
+        )
+    if not found:
+        expected_support = pole_support(catalogue, release.videos)
+        for i, (given, counted) in enumerate(zip(release.support, expected_support, strict=False)):
+            if given != counted:
+                found.append(
+                    f"$.support[{i}]: {given.factor} {given.positive}/{given.negative} says "
+                    f"{given.n_positive}/{given.n_negative}/{given.n_ambiguous}/"
+                    f"{given.n_unresolved} but the records give {counted.n_positive}/"
+                    f"{counted.n_negative}/{counted.n_ambiguous}/{counted.n_unresolved}"
+                )
+        if len(release.support) != len(expected_support):
+            found.append(
+                f"$.support: {len(release.support)} rows, the catalogue's contrasts need "
+                f"{len(expected_support)}"
+            )
+    return found
+
+
+def _assignment_problems(
+    catalogue: Catalogue, where: str, key: str, assignment: FactorAssignment
+) -> list[str]:
+    if key not in catalogue.keys:
+        return [f"{where}: unknown factor '{key}' (catalogue has: {', '.join(catalogue.keys)})"]
+    factor = catalogue.factor(key)
+    expected = ", ".join([*factor.values, AMBIGUOUS])
+    found = []
+    if assignment.value is not None and not factor.allows(assignment.value):
+        found.append(
+            f"{where}.value: '{assignment.value}' is not a value of factor '{key}' "
+            f"(expected one of: {expected})"
+        )
+    annotators = [d.annotator for d in assignment.decisions]
+    if len(set(annotators)) != len(annotators):
+        found.append(f"{where}.decisions: an annotator appears more than once")
+    for j, d in enumerate(assignment.decisions):
+        if not factor.allows(d.value):
+            found.append(
+                f"{where}.decisions[{j}].value: '{d.value}' is not a value of factor '{key}' "
+                f"(expected one of: {expected})"
+            )
+        if (d.annotator == AUTO_ANNOTATOR) != (d.source == "auto"):
+            found.append(
+                f"{where}.decisions[{j}]: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' "
+                "only"
+            )
+        if d.source in ("auto", "override") and factor.source != "auto":
+            found.append(f"{where}.decisions[{j}].source: '{key}' is a manual factor")
+    if not found:
+        resolved = resolve_assignment(assignment.decisions)
+        if (resolved.value, resolved.resolution) != (assignment.value, assignment.resolution):
+            found.append(
+                f"{where}: value {assignment.value!r} ({assignment.resolution}) does not follow "
+                f"from its decisions, which give {resolved.value!r} ({resolved.resolution})"
+            )
+    return found
+
+
+# --- importing ------------------------------------------------------------------------------
+
+
+def catalogue_differences(ours: Catalogue, theirs: Catalogue) -> list[str]:
+    """Differences that change what values mean (keys, values, contrasts, source)."""
+    found = []
+    if ours.keys != theirs.keys:
+        missing = [k for k in theirs.keys if k not in ours.keys]
+        extra = [k for k in ours.keys if k not in theirs.keys]
+        if missing:
+            found.append(f"factors only in the release: {', '.join(missing)}")
+        if extra:
+            found.append(f"factors only in the workspace: {', '.join(extra)}")
+        if not missing and not extra:
+            found.append("the factors are in a different order")
+    for key in (k for k in theirs.keys if k in ours.keys):
+        a, b = ours.factor(key), theirs.factor(key)
+        for name in ("values", "contrasts", "source", "auto"):
+            if getattr(a, name) != getattr(b, name):
+                found.append(f"factor '{key}': {name} differ ({getattr(a, name)} vs "
+                             f"{getattr(b, name)})")
+    return found
+
+
+def import_release(release: Release, workspace: Workspace, *, origin: str = "release") -> ImportCounts:
+    """Merge a validated release into a workspace in one transaction (all or nothing).
+
+    The catalogues must agree on keys, values, contrasts and sources. In a workspace with
+    video files every released video must already be registered; a workspace without video
+    files (one made from a release) registers the released videos.
+    """
+    differences = catalogue_differences(workspace.catalogue, release.catalogue)
+    if differences:
+        raise ReleaseError(
+            f"{origin}: its catalogue differs from the workspace's ({workspace.root})",
+            differences,
+        )
+    registered = set(workspace.store.video_ids())
+    unknown = [v.video_id for v in release.videos if v.video_id not in registered]
+    if unknown and workspace.video_root is not None:
+        raise ReleaseError(
+            f"{origin}: {len(unknown)} released videos are not registered in {workspace.root}",
+            unknown[:20] + ([f"… and {len(unknown) - 20} more"] if len(unknown) > 20 else []),
+        )
+    new_videos = [
+        VideoInfo(**v.model_dump(include=set(VideoInfo.model_fields)))
+        for v in release.videos
+        if v.video_id in unknown
+    ]
+    return workspace.store.import_rows(
+        videos=new_videos,
+        decisions=[
+            (v.video_id, key, d)
+            for v in release.videos
+            for key, assignment in v.factors.items()
+            for d in assignment.decisions
+        ],
+        marks=[(v.video_id, m) for v in release.videos for m in v.marks],
+        measurements=[
+            (v.video_id, statistic, m)
+            for v in release.videos
+            for statistic, m in v.measurements.items()
+        ],
+        thresholds=release.thresholds,
+    )
+
+
+def workspace_from_release(release: Release, root: Path | str) -> Workspace:
+    """A new workspace (without video files) holding exactly what the release holds."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    catalogue_file = root / "catalogue.json"
+    catalogue_file.write_text(release.catalogue.model_dump_json(indent=2), encoding="utf-8")
+    try:
+        workspace = Workspace.create(
+            root, video_root=None, dataset=release.dataset, catalogue_path=catalogue_file
+        )
+    finally:
+        catalogue_file.unlink()
+    import_release(release, workspace)
+    return workspace

@@ -1,0 +1,347 @@
+"""A workspace: one benchmark's folder of configuration, annotation store, cache and releases.
+
+Layout::
+
+    WORKSPACE/
+      vadscene.yaml     configuration (dataset, video root, naming rules, ground truth, catalogue)
+      catalogue.yaml    the workspace's own copy of its catalogue, fixed at init
+      annotations.db    the SQLite annotation store (see vadscene.store)
+      cache/            derived data (measurements, browser proxies)
+      releases/         exported releases
+
+``vadscene init`` creates it and scans the video root; ``vadscene scan`` re-scans later (new
+videos are added, changed ones re-probed, vanished ones reported — decisions are never dropped).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from vadscene.catalogue import Catalogue, load_catalogue
+from vadscene.errors import WorkspaceError, validation_problems
+from vadscene.records import VideoInfo
+from vadscene.store import AnnotationStore
+from vadscene.video import VideoProbeError, content_fingerprint, iter_video_files, probe_video
+
+CONFIG_NAME = "vadscene.yaml"
+CATALOGUE_NAME = "catalogue.yaml"
+STORE_NAME = "annotations.db"
+WORKSPACE_FORMAT = 1
+
+GroundTruthFormat = Literal["ucf-crime", "npy-folder", "json", "table"]
+GROUND_TRUTH_FORMATS: tuple[str, ...] = GroundTruthFormat.__args__
+
+CategoryRule = Literal["ucf-crime", "folder", "regex", "none"]
+
+_UCF_CATEGORY = re.compile(r"^([A-Za-z]+?)_?\d+")
+
+
+class NamingRules(BaseModel):
+    """How a video file becomes a video id and a category.
+
+    The id is always the file stem (UCF-Crime, XD-Violence and ShanghaiTech lists use stems).
+    Category rules: ``ucf-crime`` — leading letters of the stem (``Abuse028_x264`` → Abuse);
+    ``folder`` — the parent folder's name; ``regex`` — the named group ``category`` of
+    ``category_regex`` matched against the stem; ``none`` — every video is ``Unknown``. Under
+    every rule a stem matching ``normal_regex`` is category ``normal_category``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    category_rule: CategoryRule = "ucf-crime"
+    category_regex: str | None = Field(default=None, description="With rule 'regex'.")
+    normal_regex: str = Field(default=r"(?i)^normal", description="Stems of normal videos.")
+    normal_category: str = "Normal"
+
+    @field_validator("category_regex", "normal_regex")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return pattern
+
+    def category_of(self, relative_path: Path) -> str:
+        """The category of a video at ``relative_path`` under the video root."""
+        stem = relative_path.stem
+        if re.search(self.normal_regex, stem):
+            return self.normal_category
+        if self.category_rule == "ucf-crime":
+            match = _UCF_CATEGORY.match(stem)
+            return match.group(1) if match else "Unknown"
+        if self.category_rule == "folder":
+            return relative_path.parent.name or "Unknown"
+        if self.category_rule == "regex" and self.category_regex:
+            match = re.search(self.category_regex, stem)
+            if match and match.groupdict().get("category"):
+                return match.group("category")
+        return "Unknown"
+
+
+class GroundTruthRef(BaseModel):
+    """Where the benchmark's temporal ground truth is and how to read it (see vadscene.audit)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File or folder, absolute or relative to the workspace.")
+    format: GroundTruthFormat
+    interval_end: Literal["inclusive", "exclusive"] = "exclusive"
+
+
+class WorkspaceConfig(BaseModel):
+    """The contents of ``vadscene.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format_version: Literal[1] = WORKSPACE_FORMAT
+    dataset: str = Field(min_length=1)
+    video_root: str | None = Field(
+        description="Folder of the videos, absolute or relative to the workspace; null for a "
+        "workspace imported from a release without its videos."
+    )
+    naming: NamingRules = Field(default_factory=NamingRules)
+    ground_truth: GroundTruthRef | None = None
+    catalogue: str = CATALOGUE_NAME
+
+
+@dataclass
+class ScanReport:
+    """What a scan of the video root found."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def registered(self) -> int:
+        return len(self.added) + len(self.updated) + len(self.unchanged)
+
+
+ScanProgress = Callable[[int, int, str], None]
+"""Called as ``progress(done, total, current_file)`` while scanning."""
+
+
+class Workspace:
+    """An opened workspace. Use :meth:`create` or :meth:`open`."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig, catalogue: Catalogue) -> None:
+        self.root = root
+        self.config = config
+        self.catalogue = catalogue
+        self._store: AnnotationStore | None = None
+
+    # --- creation and opening -------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        root: Path | str,
+        *,
+        video_root: Path | str | None,
+        dataset: str | None = None,
+        catalogue_path: Path | str | None = None,
+        ground_truth: GroundTruthRef | None = None,
+        naming: NamingRules | None = None,
+    ) -> Workspace:
+        """Create a workspace folder (it must not already be a workspace). Does not scan.
+
+        Paths are taken relative to the current directory; they are stored relative to the
+        workspace when inside it, so a workspace folder can be moved with its videos.
+        """
+        root = Path(root)
+        if (root / CONFIG_NAME).exists():
+            raise WorkspaceError(
+                f"{root} is already a vadscene workspace; use `vadscene scan {root}` to re-scan"
+            )
+        if video_root is not None and not Path(video_root).is_dir():
+            raise WorkspaceError(f"video folder {video_root} does not exist or is not a folder")
+        if ground_truth is not None:
+            if not Path(ground_truth.path).exists():
+                raise WorkspaceError(
+                    f"ground-truth file {ground_truth.path} ({ground_truth.format}) does not exist"
+                )
+            ground_truth = ground_truth.model_copy(
+                update={"path": _portable(root, Path(ground_truth.path))}
+            )
+        catalogue = load_catalogue(catalogue_path)
+        config = WorkspaceConfig(
+            dataset=dataset or catalogue.name,
+            video_root=_portable(root, Path(video_root)) if video_root is not None else None,
+            naming=naming or NamingRules(),
+            ground_truth=ground_truth,
+        )
+        root.mkdir(parents=True, exist_ok=True)
+        for sub in ("cache", "releases"):
+            (root / sub).mkdir(exist_ok=True)
+        if catalogue_path is None or Path(catalogue_path).suffix.lower() not in (".yaml", ".yml"):
+            (root / CATALOGUE_NAME).write_text(
+                yaml.safe_dump(catalogue.model_dump(mode="json"), sort_keys=False,
+                               allow_unicode=True),
+                encoding="utf-8",
+            )
+        else:
+            shutil.copyfile(catalogue_path, root / CATALOGUE_NAME)
+        workspace = cls(root, config, catalogue)
+        workspace.save_config()
+        workspace.store.set_meta("dataset", config.dataset)
+        return workspace
+
+    @classmethod
+    def open(cls, root: Path | str) -> Workspace:
+        """Open an existing workspace; :class:`WorkspaceError` naming what is wrong otherwise."""
+        root = Path(root)
+        config_path = root / CONFIG_NAME
+        if not config_path.is_file():
+            raise WorkspaceError(
+                f"{root} is not a vadscene workspace (no {CONFIG_NAME}); create one with "
+                f"`vadscene init {root} --videos VIDEO_FOLDER` or `vadscene demo {root}`"
+            )
+        try:
+            data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise WorkspaceError(f"{config_path}: not valid YAML: {exc}") from None
+        try:
+            config = WorkspaceConfig.model_validate(data)
+        except ValidationError as exc:
+            raise WorkspaceError(
+                f"{config_path}: invalid workspace configuration\n"
+                + "\n".join(f"  - {p}" for p in validation_problems(exc))
+            ) from None
+        catalogue = load_catalogue(_resolve(root, config.catalogue))
+        return cls(root, config, catalogue)
+
+    def save_config(self) -> None:
+        text = yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False)
+        tmp = self.root / (CONFIG_NAME + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(self.root / CONFIG_NAME)
+
+    # --- parts ----------------------------------------------------------------------------
+
+    @property
+    def store(self) -> AnnotationStore:
+        if self._store is None:
+            self._store = AnnotationStore(self.root / STORE_NAME, self.catalogue)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def video_root(self) -> Path | None:
+        root = self.config.video_root
+        return _resolve(self.root, root) if root is not None else None
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / "cache"
+
+    @property
+    def releases_dir(self) -> Path:
+        return self.root / "releases"
+
+    @property
+    def ground_truth_path(self) -> Path | None:
+        gt = self.config.ground_truth
+        return _resolve(self.root, gt.path) if gt is not None else None
+
+    def video_path(self, video_id: str) -> Path:
+        """The file of a registered video (only registered ids resolve to files)."""
+        video = self.store.video(video_id)
+        if self.video_root is None or video.path is None:
+            raise WorkspaceError(f"video '{video_id}': this workspace has no video files")
+        return self.video_root / video.path
+
+    # --- scanning -------------------------------------------------------------------------
+
+    def scan(self, progress: ScanProgress | None = None) -> ScanReport:
+        """Probe every video under the video root and register it.
+
+        Unreadable files are recorded with their reason and do not stop the scan. A file whose
+        fingerprint and size are unchanged since the last scan is not probed again.
+        """
+        report = ScanReport()
+        root = self.video_root
+        if root is None:
+            raise WorkspaceError(f"{self.root}: this workspace has no video folder to scan")
+        if not root.is_dir():
+            raise WorkspaceError(f"{self.root}: video folder {root} does not exist")
+        files = iter_video_files(root)
+        known = {v.video_id: v for v in self.store.videos()}
+        seen: dict[str, str] = {}
+        probed: list[VideoInfo] = []
+        for done, path in enumerate(files, start=1):
+            relative = path.relative_to(root)
+            video_id = path.stem
+            if progress is not None:
+                progress(done - 1, len(files), str(relative))
+            if video_id in seen:
+                report.unreadable.append((
+                    relative.as_posix(),
+                    f"duplicate video id '{video_id}' (already registered from {seen[video_id]}); "
+                    "video ids are file stems and must be unique",
+                ))
+                continue
+            seen[video_id] = relative.as_posix()
+            previous = known.get(video_id)
+            if (
+                previous is not None
+                and previous.path == relative.as_posix()
+                and previous.fingerprint == content_fingerprint(path)
+            ):
+                report.unchanged.append(video_id)
+                continue
+            try:
+                probe = probe_video(path)
+            except VideoProbeError as exc:
+                report.unreadable.append((relative.as_posix(), exc.reason))
+                continue
+            info = VideoInfo(
+                video_id=video_id,
+                category=self.config.naming.category_of(relative),
+                split=previous.split if previous is not None else None,
+                path=relative.as_posix(),
+                **{k: v for k, v in probe.as_dict().items() if k in VideoInfo.model_fields},
+            )
+            (report.added if previous is None else report.updated).append(video_id)
+            probed.append(info)
+        if progress is not None:
+            progress(len(files), len(files), "")
+        self.store.register_videos(probed)
+        self.store.record_unreadable(report.unreadable)
+        report.missing = sorted(set(known) - set(seen))
+        return report
+
+
+def _portable(root: Path, path: Path) -> str:
+    """``path`` relative to the workspace when inside it (the workspace can move), else absolute."""
+    absolute = path.resolve()
+    try:
+        return absolute.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(absolute)
+
+
+def _resolve(root: Path, path: str) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else root / candidate
