@@ -47,5 +47,3 @@ def write_video(
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
     return path
-
-

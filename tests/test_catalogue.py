@@ -67,9 +67,14 @@ def test_custom_catalogue_loads_from_yaml_and_json(tmp_path: Path, suffix: str) 
     data = {
         "name": "shanghaitech",
         "factors": [
-            {"key": "lighting", "name": "Lighting", "level": "recording",
-             "values": ["day", "night"], "criterion": "Daylight vs artificial light.",
-             "source": "manual"},
+            {
+                "key": "lighting",
+                "name": "Lighting",
+                "level": "recording",
+                "values": ["day", "night"],
+                "criterion": "Daylight vs artificial light.",
+                "source": "manual",
+            },
         ],
     }
     path = tmp_path / f"custom{suffix}"
@@ -93,23 +98,32 @@ def _set(data: dict, index: int, **fields) -> None:
 @pytest.mark.parametrize(
     ("mutate", "fragments"),
     [
-        (lambda d: d["factors"].append(dict(d["factors"][0])),
-         ["duplicate factor keys", "color"]),
-        (lambda d: _set(d, 9, contrasts=[{"positive": "residential", "negative": "shop"}]),
-         ["factor 'location'", "unknown value 'shop'"]),
-        (lambda d: _set(d, 2, values=["single-view"]),
-         ["factor 'continuity'", "at least two values"]),
-        (lambda d: _set(d, 3, source="clicked"),
-         ["factor 'elevation'", "source", "'manual' or 'auto'", "clicked"]),
-        (lambda d: _set(d, 0, values=["color", AMBIGUOUS]),
-         ["factor 'color'", "reserved"]),
-        (lambda d: _set(d, 5, auto=None),
-         ["factor 'motion'", "needs an 'auto' rule"]),
-        (lambda d: _set(d, 1, key="Resolution!"),
-         ["factor 'Resolution!'", "key"]),
+        (lambda d: d["factors"].append(dict(d["factors"][0])), ["duplicate factor keys", "color"]),
+        (
+            lambda d: _set(d, 9, contrasts=[{"positive": "residential", "negative": "shop"}]),
+            ["factor 'location'", "unknown value 'shop'"],
+        ),
+        (
+            lambda d: _set(d, 2, values=["single-view"]),
+            ["factor 'continuity'", "at least two values"],
+        ),
+        (
+            lambda d: _set(d, 3, source="clicked"),
+            ["factor 'elevation'", "source", "'manual' or 'auto'", "clicked"],
+        ),
+        (lambda d: _set(d, 0, values=["color", AMBIGUOUS]), ["factor 'color'", "reserved"]),
+        (lambda d: _set(d, 5, auto=None), ["factor 'motion'", "needs an 'auto' rule"]),
+        (lambda d: _set(d, 1, key="Resolution!"), ["factor 'Resolution!'", "key"]),
     ],
-    ids=["duplicate-key", "unknown-contrast-value", "one-value", "unknown-source",
-         "ambiguous-value", "auto-without-rule", "bad-key"],
+    ids=[
+        "duplicate-key",
+        "unknown-contrast-value",
+        "one-value",
+        "unknown-source",
+        "ambiguous-value",
+        "auto-without-rule",
+        "bad-key",
+    ],
 )
 def test_invalid_catalogue_names_factor_and_problem(mutate, fragments: list[str]) -> None:
     with pytest.raises(CatalogueError) as caught:
@@ -143,5 +157,5 @@ def test_unreadable_catalogue_files(tmp_path: Path) -> None:
 
 
 def test_unknown_factor_lookup_lists_known_keys(catalogue: Catalogue) -> None:
-    with pytest.raises(CatalogueError, match="unknown factor 'colour'.*color, resolution"):
+    with pytest.raises(CatalogueError, match=r"unknown factor 'colour'.*color, resolution"):
         catalogue.factor("colour")

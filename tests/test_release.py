@@ -26,7 +26,10 @@ from vadscene.release import (
 from vadscene.workspace import Workspace
 
 ABUSE, ARSON, NORMAL, ROAD = (
-    "Abuse001_x264", "Arson002_x264", "Normal_Videos_003_x264", "RoadAccidents004_x264"
+    "Abuse001_x264",
+    "Arson002_x264",
+    "Normal_Videos_003_x264",
+    "RoadAccidents004_x264",
 )
 
 
@@ -46,12 +49,25 @@ def annotated(small_workspace: Workspace) -> Workspace:
     store.record_decision(ROAD, "elevation", "elevated", annotator="ben")
     store.record_decision(ROAD, "elevation", None, annotator="ben")  # cleared
     for video_id, sharpness in ((ABUSE, 80.0), (ARSON, 20.0), (NORMAL, 55.0), (ROAD, 10.0)):
-        store.record_measurement(video_id, "sharpness", Measurement(
-            value=sharpness, params={"stride": 1}, decoder="opencv", frames_read=30,
-            seconds=0.01, measured_at=datetime(2026, 1, 2, tzinfo=UTC),
-        ))
-        store.record_decision(video_id, "resolution", "high" if sharpness > 37.5 else "low",
-                              annotator="auto", source="auto")
+        store.record_measurement(
+            video_id,
+            "sharpness",
+            Measurement(
+                value=sharpness,
+                params={"stride": 1},
+                decoder="opencv",
+                frames_read=30,
+                seconds=0.01,
+                measured_at=datetime(2026, 1, 2, tzinfo=UTC),
+            ),
+        )
+        store.record_decision(
+            video_id,
+            "resolution",
+            "high" if sharpness > 37.5 else "low",
+            annotator="auto",
+            source="auto",
+        )
     store.set_threshold("resolution", "sharpness", "median", [37.5])
     store.record_decision(ROAD, "resolution", "high", annotator="ana")  # override
     store.set_mark(ARSON, "flag", True, annotator="ben")
@@ -69,9 +85,13 @@ def test_values_follow_the_resolution_rules(annotated: Workspace) -> None:
     release = build_release(annotated)
     by_id = {v.video_id: v for v in release.videos}
     assert (by_id[ABUSE].factors["color"].value, by_id[ABUSE].factors["color"].resolution) == (
-        "grayscale", "agreement")
+        "grayscale",
+        "agreement",
+    )
     assert (by_id[ARSON].factors["color"].value, by_id[ARSON].factors["color"].resolution) == (
-        None, "disagreement")
+        None,
+        "disagreement",
+    )
     assert by_id[NORMAL].factors["crowd"].value == "many"
     assert by_id[NORMAL].factors["crowd"].resolution == "consensus"
     assert by_id[ROAD].factors["setting"].value == "ambiguous"
@@ -143,7 +163,8 @@ def test_merge_into_a_workspace_with_the_same_videos(
         colleague.store.record_decision(ABUSE, "crowd", "few", annotator="dan")
         counts = import_release(read_release(tmp_path / "r.json"), colleague)
         assert counts.decisions_added == sum(
-            len(a.decisions) for v in read_release(tmp_path / "r.json").videos
+            len(a.decisions)
+            for v in read_release(tmp_path / "r.json").videos
             for a in v.factors.values()
         )
         merged = build_release(colleague)
@@ -160,10 +181,10 @@ def test_import_refuses_unknown_videos_and_a_different_catalogue(
         with pytest.raises(ReleaseError, match=r"1 released videos are not registered"):
             import_release(release, other)
         assert other.store.decision_log() == []
-    altered = release.catalogue.model_copy(
-        update={"factors": release.catalogue.factors[:-1]}
-    )
-    with pytest.raises(ReleaseError, match="(?s)catalogue differs.*factors only in the workspace: road"):
+    altered = release.catalogue.model_copy(update={"factors": release.catalogue.factors[:-1]})
+    with pytest.raises(
+        ReleaseError, match=r"(?s)catalogue differs.*factors only in the workspace: road"
+    ):
         import_release(release.model_copy(update={"catalogue": altered}), annotated)
 
 
@@ -242,8 +263,13 @@ def _value_contradicts_decisions(d: dict) -> None:
     [
         (_missing_field, ["$.videos[0].num_frames: Field required"]),
         (_unknown_factor, ["$.videos[0].factors.colour: unknown factor 'colour'"]),
-        (_value_not_in_factor, ["$.videos[0].factors.color.value: 'sepia' is not a value",
-                                "color, grayscale, ambiguous"]),
+        (
+            _value_not_in_factor,
+            [
+                "$.videos[0].factors.color.value: 'sepia' is not a value",
+                "color, grayscale, ambiguous",
+            ],
+        ),
         (_decision_value_not_in_factor, ["$.videos[0].factors.color.decisions[1].value"]),
         (_wrong_schema_version, ["$.schema_version: unsupported release schema version 2"]),
         (_duplicate_video, ["duplicate video id 'Abuse001_x264' (also $.videos[0])"]),
@@ -282,6 +308,8 @@ def test_read_release_file_errors(tmp_path: Path) -> None:
 
 def test_empty_workspace_has_nothing_to_release(tmp_path: Path) -> None:
     (tmp_path / "videos").mkdir()
-    with Workspace.create(tmp_path / "ws", video_root=tmp_path / "videos") as empty:
-        with pytest.raises(ReleaseError, match="no videos; nothing to release"):
-            build_release(empty)
+    with (
+        Workspace.create(tmp_path / "ws", video_root=tmp_path / "videos") as empty,
+        pytest.raises(ReleaseError, match="no videos; nothing to release"),
+    ):
+        build_release(empty)

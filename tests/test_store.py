@@ -19,8 +19,16 @@ VIDEOS = ["Abuse001_x264", "Arson002_x264", "Normal_Videos_003_x264"]
 
 def _video(video_id: str) -> VideoInfo:
     return VideoInfo(
-        video_id=video_id, category=video_id.split("0")[0], num_frames=100, fps=25.0,
-        duration_s=4.0, width=320, height=240, codec="h264", size_bytes=1000, fingerprint="b2s:0",
+        video_id=video_id,
+        category=video_id.split("0")[0],
+        num_frames=100,
+        fps=25.0,
+        duration_s=4.0,
+        width=320,
+        height=240,
+        codec="h264",
+        size_bytes=1000,
+        fingerprint="b2s:0",
     )
 
 
@@ -118,17 +126,32 @@ def test_undo_after_new_decision_restores_the_undone_ones_predecessor(
     [
         ("Nope001", "color", "color", "ana", ["unknown video 'Nope001'", "registers 3 videos"]),
         (VIDEOS[0], "colour", "color", "ana", ["unknown factor 'colour'", "color, resolution"]),
-        (VIDEOS[0], "color", "red", "ana", ["value 'red' is not allowed",
-                                            "color, grayscale, ambiguous"]),
+        (
+            VIDEOS[0],
+            "color",
+            "red",
+            "ana",
+            ["value 'red' is not allowed", "color, grayscale, ambiguous"],
+        ),
         (VIDEOS[0], "location", "fuel station", "ana", ["'fuel station'", "fuel-station"]),
         (VIDEOS[0], "color", "color", "", ["annotator name is required"]),
         (VIDEOS[0], "color", "color", "auto", ["reserved for measured decisions"]),
     ],
-    ids=["unknown-video", "unknown-factor", "bad-value", "near-miss-value", "no-annotator",
-         "reserved-annotator"],
+    ids=[
+        "unknown-video",
+        "unknown-factor",
+        "bad-value",
+        "near-miss-value",
+        "no-annotator",
+        "reserved-annotator",
+    ],
 )
 def test_refused_decision_writes_nothing(
-    store: AnnotationStore, video: str, factor: str, value: str, annotator: str,
+    store: AnnotationStore,
+    video: str,
+    factor: str,
+    value: str,
+    annotator: str,
     fragments: list[str],
 ) -> None:
     store.record_decision(VIDEOS[0], "color", "color", annotator="ana")
@@ -153,10 +176,17 @@ def test_manual_decision_on_auto_factor_is_an_override(store: AnnotationStore) -
     from vadscene.records import Measurement
 
     v = VIDEOS[0]
-    store.record_measurement(v, "sharpness", Measurement(
-        value=12.5, decoder="opencv", frames_read=100, seconds=0.1,
-        measured_at=datetime.now(UTC),
-    ))
+    store.record_measurement(
+        v,
+        "sharpness",
+        Measurement(
+            value=12.5,
+            decoder="opencv",
+            frames_read=100,
+            seconds=0.1,
+            measured_at=datetime.now(UTC),
+        ),
+    )
     store.record_decision(v, "resolution", "low", annotator="auto", source="auto")
     override = store.record_decision(v, "resolution", "high", annotator="ana")
     assert override.source == "override"
@@ -200,7 +230,10 @@ def _write_many(path: str, annotator: str, catalogue_json: str) -> None:
         for i in range(DECISIONS_PER_PROCESS):
             factor = factors[i % len(factors)]
             store.record_decision(
-                VIDEOS[i % len(VIDEOS)], factor.key, factor.values[i % 2], annotator=annotator,
+                VIDEOS[i % len(VIDEOS)],
+                factor.key,
+                factor.values[i % 2],
+                annotator=annotator,
                 note=f"{annotator}-{i}",
             )
 
@@ -233,8 +266,6 @@ def test_two_processes_writing_concurrently_lose_nothing(
     for name in ("ana", "ben"):
         notes = [d.note for d in log if d.annotator == name]
         assert notes == [f"{name}-{i}" for i in range(DECISIONS_PER_PROCESS)]  # none lost
-    current = {
-        (d.video_id, d.factor, d.annotator): d.value for d in store.current_decisions()
-    }
+    current = {(d.video_id, d.factor, d.annotator): d.value for d in store.current_decisions()}
     assert current == _replay(log)
     assert store.integrity_check() == "ok"

@@ -91,13 +91,14 @@ def test_create_refuses_existing_workspace_and_missing_paths(
         Workspace.create(tmp_path / "other", video_root=tmp_path / "no-videos")
     with pytest.raises(WorkspaceError, match=r"ground-truth file .*gt.txt \(ucf-crime\)"):
         Workspace.create(
-            tmp_path / "other", video_root=small_workspace.video_root,
+            tmp_path / "other",
+            video_root=small_workspace.video_root,
             ground_truth=GroundTruthRef(path=str(tmp_path / "gt.txt"), format="ucf-crime"),
         )
 
 
 def test_open_explains_what_is_wrong(tmp_path: Path, small_workspace: Workspace) -> None:
-    with pytest.raises(WorkspaceError, match="not a vadscene workspace.*vadscene init"):
+    with pytest.raises(WorkspaceError, match=r"not a vadscene workspace.*vadscene init"):
         Workspace.open(tmp_path / "nothing-here")
     config = small_workspace.root / "vadscene.yaml"
     config.write_text(config.read_text().replace("dataset: small", "dataset: 7\nbogus: 1"))
@@ -124,8 +125,11 @@ def test_workspace_with_videos_inside_can_be_moved(tmp_path: Path, small_videos:
         (NamingRules(), "RoadAccidents133_x264.mp4", "RoadAccidents"),
         (NamingRules(category_rule="folder"), "Shoplifting/Shoplifting001_x264.mp4", "Shoplifting"),
         (NamingRules(category_rule="folder"), "Testing_Normal/Normal_Videos_1.mp4", "Normal"),
-        (NamingRules(category_rule="regex", category_regex=r"label_(?P<category>[A-Z]\d)"),
-         "v=Riot.Act__#1_label_B1-0-0.mp4", "B1"),
+        (
+            NamingRules(category_rule="regex", category_regex=r"label_(?P<category>[A-Z]\d)"),
+            "v=Riot.Act__#1_label_B1-0-0.mp4",
+            "B1",
+        ),
         (NamingRules(category_rule="none"), "01_0014.avi", "Unknown"),
     ],
 )

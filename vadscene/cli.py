@@ -23,6 +23,7 @@ from rich.table import Table
 from vadscene import __version__
 from vadscene.errors import ReleaseError, VadsceneError
 from vadscene.workspace import (
+    CATEGORY_RULES,
     GROUND_TRUTH_FORMATS,
     GroundTruthRef,
     NamingRules,
@@ -37,8 +38,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 WorkspaceArg = Annotated[Path, typer.Argument(help="Workspace folder.", show_default=False)]
 
@@ -100,7 +101,9 @@ def init(
     gt_format: Annotated[
         str, typer.Option(help=f"Ground-truth format: {', '.join(GROUND_TRUTH_FORMATS)}.")
     ] = "ucf-crime",
-    dataset: Annotated[str | None, typer.Option(help="Dataset name (default: catalogue's).")] = None,
+    dataset: Annotated[
+        str | None, typer.Option(help="Dataset name (default: catalogue's).")
+    ] = None,
     category_rule: Annotated[
         str,
         typer.Option(help="Category from: ucf-crime (name prefix), folder, regex, none."),
@@ -110,10 +113,10 @@ def init(
     ] = None,
 ) -> None:
     """Create a workspace for a benchmark and register its videos."""
-    if gt_format not in GROUND_TRUTH_FORMATS:
-        raise VadsceneError(
-            f"unknown --gt-format '{gt_format}' (expected one of: {', '.join(GROUND_TRUTH_FORMATS)})"
-        )
+    _require_choice("--gt-format", gt_format, GROUND_TRUTH_FORMATS)
+    _require_choice("--category-rule", category_rule, CATEGORY_RULES)
+    if category_rule == "regex" and not category_regex:
+        raise VadsceneError("--category-rule regex needs --category-regex with a group 'category'")
     ws = Workspace.create(
         workspace,
         video_root=videos,
@@ -124,6 +127,11 @@ def init(
     )
     with ws:
         _print_scan(_scan_with_progress(ws), ws)
+
+
+def _require_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise VadsceneError(f"unknown {option} '{value}' (expected one of: {', '.join(choices)})")
 
 
 @app.command(epilog="Example: vadscene scan ucf-ws")
@@ -139,8 +147,10 @@ def status(workspace: WorkspaceArg) -> None:
     with Workspace.open(workspace) as ws:
         store = ws.store
         videos = store.videos()
-        out.print(f"[bold]{ws.config.dataset}[/bold] at {ws.root}: {len(videos)} videos, "
-                  f"catalogue '{ws.catalogue.name}' ({len(ws.catalogue.factors)} factors)")
+        out.print(
+            f"[bold]{ws.config.dataset}[/bold] at {ws.root}: {len(videos)} videos, "
+            f"catalogue '{ws.catalogue.name}' ({len(ws.catalogue.factors)} factors)"
+        )
         table = Table("annotator", "videos complete", *ws.catalogue.keys)
         for name in store.annotators():
             progress = store.progress(name)
@@ -198,8 +208,10 @@ def export(
     with Workspace.open(workspace) as ws:
         release = build_release(ws, annotator=annotator)
     schema_path = write_release(release, out_file, csv_path=csv_file)
-    out.print(f"wrote {out_file} ({len(release.videos)} videos, annotators: "
-              f"{', '.join(release.annotators) or 'none'}) and schema {schema_path}")
+    out.print(
+        f"wrote {out_file} ({len(release.videos)} videos, annotators: "
+        f"{', '.join(release.annotators) or 'none'}) and schema {schema_path}"
+    )
     if csv_file:
         out.print(f"wrote {csv_file}")
 
@@ -216,8 +228,10 @@ def validate(
     except ReleaseError as exc:
         err.print(str(exc), markup=False, highlight=False)
         raise typer.Exit(1) from None
-    out.print(f"OK: {release_file} — {release.dataset}, {len(release.videos)} videos, "
-              f"schema version {release.schema_version}")
+    out.print(
+        f"OK: {release_file} — {release.dataset}, {len(release.videos)} videos, "
+        f"schema version {release.schema_version}"
+    )
 
 
 @app.command(name="import", epilog="Example: vadscene import new-ws releases/ucf-v1.json")
@@ -225,7 +239,7 @@ def import_(
     workspace: WorkspaceArg,
     release_file: Annotated[Path, typer.Argument(help="Release JSON file.", show_default=False)],
 ) -> None:
-    """Load a release into a workspace: merge into an existing one, or create it from the release."""
+    """Load a release: merge it into a workspace, or create the workspace from it."""
     from vadscene.release import import_release, read_release, workspace_from_release
 
     release = read_release(release_file)
@@ -266,9 +280,19 @@ def app_(
     Workspace.open(workspace).close()
     env = {**os.environ, "VADSCENE_WORKSPACE": str(Path(workspace).resolve())}
     command = [
-        sys.executable, "-m", "streamlit", "run", str(app_entry_point()),
-        "--server.address", host, "--server.port", str(port),
-        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_entry_point()),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
     ]
     out.print(f"serving {workspace} at http://{host}:{port}")
     raise typer.Exit(subprocess.call(command, env=env))
@@ -289,17 +313,25 @@ def _root(
     """Label scene factors on VAD benchmarks, publish releases, audit model scores."""
 
 
-def main() -> None:
-    """Console entry point: user errors become one message and exit code 1."""
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI on ``argv`` (default: the process arguments); returns the exit code.
+
+    User errors (:class:`VadsceneError`) become one message on stderr and exit code 1.
+    """
     try:
-        code = app(standalone_mode=False)
+        code = app(args=argv, prog_name="vadscene", standalone_mode=False)
     except VadsceneError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
-        sys.exit(1)
+        return 1
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         err.print("aborted")
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+        return 130
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    """Console entry point."""
+    sys.exit(run())

@@ -152,9 +152,7 @@ def build_release(
         dataset=workspace.config.dataset,
         created_at=created_at or datetime.now(UTC),
         tool=ToolInfo(version=__version__),
-        selection=Selection(
-            mode="annotator" if annotator else "consensus", annotator=annotator
-        ),
+        selection=Selection(mode="annotator" if annotator else "consensus", annotator=annotator),
         catalogue=workspace.catalogue,
         annotators=_annotators(records),
         thresholds=tuple(
@@ -265,8 +263,10 @@ def parse_release(data: Any, *, origin: str = "release") -> Release:
         if version != RELEASE_SCHEMA_VERSION:
             raise ReleaseError(
                 f"{origin}: invalid release",
-                [f"$.schema_version: unsupported release schema version {version!r} "
-                 f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"],
+                [
+                    f"$.schema_version: unsupported release schema version {version!r} "
+                    f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"
+                ],
             )
     try:
         release = Release.model_validate(data)
@@ -306,7 +306,10 @@ def semantic_problems(release: Release) -> list[str]:
         for key, assignment in video.factors.items():
             found.extend(_assignment_problems(catalogue, f"{where}.factors.{key}", key, assignment))
     for i, threshold in enumerate(release.thresholds):
-        if threshold.factor not in catalogue.keys or catalogue.factor(threshold.factor).auto is None:
+        if (
+            threshold.factor not in catalogue.keys
+            or catalogue.factor(threshold.factor).auto is None
+        ):
             found.append(
                 f"$.thresholds[{i}].factor: '{threshold.factor}' is not an auto factor of the "
                 "catalogue"
@@ -362,8 +365,7 @@ def _assignment_problems(
             )
         if (d.annotator == AUTO_ANNOTATOR) != (d.source == "auto"):
             found.append(
-                f"{where}.decisions[{j}]: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' "
-                "only"
+                f"{where}.decisions[{j}]: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' only"
             )
         if d.source in ("auto", "override") and factor.source != "auto":
             found.append(f"{where}.decisions[{j}].source: '{key}' is a manual factor")
@@ -396,12 +398,15 @@ def catalogue_differences(ours: Catalogue, theirs: Catalogue) -> list[str]:
         a, b = ours.factor(key), theirs.factor(key)
         for name in ("values", "contrasts", "source", "auto"):
             if getattr(a, name) != getattr(b, name):
-                found.append(f"factor '{key}': {name} differ ({getattr(a, name)} vs "
-                             f"{getattr(b, name)})")
+                found.append(
+                    f"factor '{key}': {name} differ ({getattr(a, name)} vs {getattr(b, name)})"
+                )
     return found
 
 
-def import_release(release: Release, workspace: Workspace, *, origin: str = "release") -> ImportCounts:
+def import_release(
+    release: Release, workspace: Workspace, *, origin: str = "release"
+) -> ImportCounts:
     """Merge a validated release into a workspace in one transaction (all or nothing).
 
     The catalogues must agree on keys, values, contrasts and sources. In a workspace with

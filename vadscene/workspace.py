@@ -40,6 +40,7 @@ GroundTruthFormat = Literal["ucf-crime", "npy-folder", "json", "table"]
 GROUND_TRUTH_FORMATS: tuple[str, ...] = GroundTruthFormat.__args__
 
 CategoryRule = Literal["ucf-crime", "folder", "regex", "none"]
+CATEGORY_RULES: tuple[str, ...] = CategoryRule.__args__
 
 _UCF_CATEGORY = re.compile(r"^([A-Za-z]+?)_?\d+")
 
@@ -187,8 +188,9 @@ class Workspace:
             (root / sub).mkdir(exist_ok=True)
         if catalogue_path is None or Path(catalogue_path).suffix.lower() not in (".yaml", ".yml"):
             (root / CATALOGUE_NAME).write_text(
-                yaml.safe_dump(catalogue.model_dump(mode="json"), sort_keys=False,
-                               allow_unicode=True),
+                yaml.safe_dump(
+                    catalogue.model_dump(mode="json"), sort_keys=False, allow_unicode=True
+                ),
                 encoding="utf-8",
             )
         else:
@@ -296,11 +298,13 @@ class Workspace:
             if progress is not None:
                 progress(done - 1, len(files), str(relative))
             if video_id in seen:
-                report.unreadable.append((
-                    relative.as_posix(),
-                    f"duplicate video id '{video_id}' (already registered from {seen[video_id]}); "
-                    "video ids are file stems and must be unique",
-                ))
+                report.unreadable.append(
+                    (
+                        relative.as_posix(),
+                        f"duplicate video id '{video_id}' (already registered from "
+                        f"{seen[video_id]}); video ids are file stems and must be unique",
+                    )
+                )
                 continue
             seen[video_id] = relative.as_posix()
             previous = known.get(video_id)

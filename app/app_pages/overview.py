@@ -20,8 +20,14 @@ if annotators:
     rows = []
     for name in annotators:
         progress = store.progress(name)
-        rows.append({"annotator": name, "videos complete": progress.complete,
-                     "of": progress.videos, **progress.decided_by_factor})
+        rows.append(
+            {
+                "annotator": name,
+                "videos complete": progress.complete,
+                "of": progress.videos,
+                **progress.decided_by_factor,
+            }
+        )
     st.subheader("Annotation progress")
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="overview_progress")
 else:

@@ -1,0 +1,91 @@
+"""The command line: help texts, the documented demo → export → validate path, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from vadscene.cli import app, run
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = run([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _flat(text: str) -> str:
+    """Help text without rich's box drawing and wrapping."""
+    return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─]", " ", text))
+
+
+COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+
+
+def test_every_command_is_listed() -> None:
+    assert (
+        sorted(["init", "scan", "status", "demo", "export", "validate", "import", "app"])
+        == COMMANDS
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_ending_in_an_example(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    code, out, _ = _cli(capsys, command, "--help")
+    assert code == 0
+    help_text = _flat(out)
+    assert f"Example: vadscene {command}" in help_text
+    assert help_text.rstrip().endswith(help_text[help_text.index("Example:") :].rstrip())
+
+
+def test_demo_export_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The acceptance path: demo → export (JSON + CSV) → validate, schema beside the release."""
+    workspace, release, table = tmp_path / "w", tmp_path / "r.json", tmp_path / "r.csv"
+    assert _cli(capsys, "demo", workspace)[0] == 0
+    code, out, _ = _cli(capsys, "export", workspace, "--out", release, "--csv", table)
+    assert code == 0, out
+    assert (tmp_path / "release-v1.schema.json").is_file()
+    code, out, _ = _cli(capsys, "validate", release)
+    assert (code, out.startswith(f"OK: {release}")) == (0, True)
+    data = json.loads(release.read_text())
+    assert len(data["videos"]) == len(table.read_text().splitlines()) - 1 == 12
+
+    code, out, _ = _cli(capsys, "import", tmp_path / "copy", release)
+    assert code == 0 and "created" in out
+    code, out, _ = _cli(capsys, "status", workspace)
+    assert code == 0 and "12 videos" in out
+
+
+def test_validate_reports_errors_with_exit_code_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema_version": 1, "dataset": "x"}))
+    code, out, err = _cli(capsys, "validate", bad)
+    assert code == 1 and "OK" not in out
+    assert "$.created_at: Field required" in err and "$.videos: Field required" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["init", "{tmp}/ws", "--videos", "{tmp}/none"], "video folder"),
+        (["init", "{tmp}/ws", "--videos", "{tmp}", "--gt-format", "xml"], "unknown --gt-format"),
+        (["scan", "{tmp}/nothing"], "not a vadscene workspace"),
+        (["export", "{tmp}/nothing", "--out", "{tmp}/r.json"], "not a vadscene workspace"),
+        (["validate", "{tmp}/none.json"], "release file not found"),
+        (["import", "{tmp}/ws", "{tmp}/none.json"], "release file not found"),
+    ],
+)
+def test_bad_input_is_one_clear_message_and_exit_code_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    code, _, err = _cli(capsys, *(a.format(tmp=tmp_path) for a in args))
+    assert code == 1
+    assert fragment in err
+    assert "Traceback" not in err
