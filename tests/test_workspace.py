@@ -11,6 +11,7 @@ from conftest import SMALL_BENCHMARK
 from helpers import realdata_dir, write_video
 
 from vadscene.errors import WorkspaceError
+from vadscene.video_lists import read_video_list
 from vadscene.workspace import GroundTruthRef, NamingRules, Workspace
 
 
@@ -150,3 +151,41 @@ def test_init_on_real_clips_in_place(tmp_path: Path) -> None:
     assert by_id["lavad_Robbery102_x264"].num_frames == 1827
     assert by_id["vtest_lamminhthien"].category == "Unknown"
     assert by_id["vtest_lamminhthien"].num_frames == 341
+
+
+def test_splits_come_from_list_files(tmp_path: Path, small_videos: Path) -> None:
+    test_list = tmp_path / "Anomaly_Test.txt"
+    test_list.write_text(
+        "Abuse/Abuse001_x264.mp4\nNormal/Normal_Videos_003_x264.mp4\n"
+        "Burglary/Burglary099_x264.mp4\n"
+    )
+    train_list = tmp_path / "train.list"
+    train_list.write_text("train/Arson002_x264__0.npy\ntrain/Arson002_x264__1.npy\n")
+    with Workspace.create(
+        tmp_path / "ws", video_root=small_videos, splits={"test": test_list, "train": train_list}
+    ) as workspace:
+        report = workspace.scan()
+        splits = {v.video_id: v.split for v in workspace.store.videos()}
+    assert splits == {
+        "Abuse001_x264": "test",
+        "Normal_Videos_003_x264": "test",
+        "Arson002_x264": "train",
+        "RoadAccidents004_x264": None,
+    }
+    assert report.unlisted_in_split == {"test": ["Burglary099_x264"]}
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("relative", "count", "first"),
+    [
+        ("corevad/Anomaly_Test.txt", 290, "Abuse028_x264"),  # Category/Name.mp4
+        ("urdmu/UCF_Test.list", 290, "Abuse028_x264"),  # dataset/Category/Name__crop.npy
+        ("pel4vad/list/ucf/test.list", 290, "Abuse028_x264"),  # test/Name__crop.npy
+        ("rtfm/SH_Test.txt", 199, "01_001"),  # bare ids
+    ],
+)
+def test_real_video_lists(relative: str, count: int, first: str) -> None:
+    ids = read_video_list(realdata_dir() / relative)
+    assert len(ids) == count and ids[0] == first
+    assert len(set(ids)) == len(ids)

@@ -79,6 +79,11 @@ def _print_scan(report: ScanReport, workspace: Workspace) -> None:
         out.print(f"[yellow]{len(report.unreadable)} files could not be registered:[/yellow]")
         for path, reason in report.unreadable:
             out.print(f"  {path}: {reason}", markup=False)
+    for name, absent in report.unlisted_in_split.items():
+        out.print(
+            f"[yellow]split '{name}': {len(absent)} listed videos are not in the video folder:"
+            f"[/yellow] {', '.join(absent[:10])}{' …' if len(absent) > 10 else ''}"
+        )
     if report.missing:
         out.print(
             f"[yellow]{len(report.missing)} registered videos are no longer in the video folder "
@@ -88,7 +93,7 @@ def _print_scan(report: ScanReport, workspace: Workspace) -> None:
 
 @app.command(
     epilog="Example: vadscene init ucf-ws --videos /data/UCF_Crimes/Videos "
-    "--gt Temporal_Anomaly_Annotation.txt --gt-format ucf-crime"
+    "--gt Temporal_Anomaly_Annotation.txt --gt-format ucf-crime --split test=Anomaly_Test.txt"
 )
 def init(
     workspace: WorkspaceArg,
@@ -111,6 +116,10 @@ def init(
     category_regex: Annotated[
         str | None, typer.Option(help="With --category-rule regex: a named group 'category'.")
     ] = None,
+    split: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=LIST_FILE: videos named in the list belong to split NAME."),
+    ] = None,
 ) -> None:
     """Create a workspace for a benchmark and register its videos."""
     _require_choice("--gt-format", gt_format, GROUND_TRUTH_FORMATS)
@@ -124,9 +133,19 @@ def init(
         catalogue_path=catalog,
         ground_truth=GroundTruthRef(path=str(gt), format=gt_format) if gt else None,
         naming=NamingRules(category_rule=category_rule, category_regex=category_regex),
+        splits=dict(_split_option(s) for s in split or []),
     )
     with ws:
         _print_scan(_scan_with_progress(ws), ws)
+
+
+def _split_option(value: str) -> tuple[str, Path]:
+    name, sep, path = value.partition("=")
+    if not sep or not name or not path:
+        raise VadsceneError(
+            f"--split takes NAME=LIST_FILE, e.g. test=Anomaly_Test.txt; got '{value}'"
+        )
+    return name, Path(path)
 
 
 def _require_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
@@ -279,21 +298,15 @@ def app_(
             demo(workspace)
     Workspace.open(workspace).close()
     env = {**os.environ, "VADSCENE_WORKSPACE": str(Path(workspace).resolve())}
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app_entry_point()),
-        "--server.address",
-        host,
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    settings = {
+        "server.address": host,
+        "server.port": port,
+        "server.headless": "true",
+        "browser.gatherUsageStats": "false",
+        "client.toolbarMode": "minimal",
+    }
+    command = [sys.executable, "-m", "streamlit", "run", str(app_entry_point())]
+    command += [part for key, value in settings.items() for part in (f"--{key}", str(value))]
     out.print(f"serving {workspace} at http://{host}:{port}")
     raise typer.Exit(subprocess.call(command, env=env))
 

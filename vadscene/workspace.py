@@ -30,6 +30,7 @@ from vadscene.errors import WorkspaceError, validation_problems
 from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
 from vadscene.video import VideoProbeError, content_fingerprint, iter_video_files, probe_video
+from vadscene.video_lists import read_video_list
 
 CONFIG_NAME = "vadscene.yaml"
 CATALOGUE_NAME = "catalogue.yaml"
@@ -112,6 +113,10 @@ class WorkspaceConfig(BaseModel):
     )
     naming: NamingRules = Field(default_factory=NamingRules)
     ground_truth: GroundTruthRef | None = None
+    splits: dict[str, str] = Field(
+        default_factory=dict,
+        description="Split name → video list file (absolute or relative to the workspace).",
+    )
     catalogue: str = CATALOGUE_NAME
 
 
@@ -124,6 +129,8 @@ class ScanReport:
     unchanged: list[str] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    unlisted_in_split: dict[str, list[str]] = field(default_factory=dict)
+    """Split → ids its list names that the video folder does not have."""
 
     @property
     def registered(self) -> int:
@@ -155,6 +162,7 @@ class Workspace:
         catalogue_path: Path | str | None = None,
         ground_truth: GroundTruthRef | None = None,
         naming: NamingRules | None = None,
+        splits: dict[str, Path | str] | None = None,
     ) -> Workspace:
         """Create a workspace folder (it must not already be a workspace). Does not scan.
 
@@ -176,8 +184,11 @@ class Workspace:
             ground_truth = ground_truth.model_copy(
                 update={"path": _portable(root, Path(ground_truth.path))}
             )
+        for list_path in (splits or {}).values():
+            read_video_list(list_path)  # refuse a missing or empty list now, not at scan time
         catalogue = load_catalogue(catalogue_path)
         config = WorkspaceConfig(
+            splits={name: _portable(root, Path(p)) for name, p in (splits or {}).items()},
             dataset=dataset or catalogue.name,
             video_root=_portable(root, Path(video_root)) if video_root is not None else None,
             naming=naming or NamingRules(),
@@ -289,6 +300,7 @@ class Workspace:
         if not root.is_dir():
             raise WorkspaceError(f"{self.root}: video folder {root} does not exist")
         files = iter_video_files(root)
+        split_of = self._split_membership()
         known = {v.video_id: v for v in self.store.videos()}
         seen: dict[str, str] = {}
         probed: list[VideoInfo] = []
@@ -311,6 +323,7 @@ class Workspace:
             if (
                 previous is not None
                 and previous.path == relative.as_posix()
+                and previous.split == split_of.get(video_id)
                 and previous.fingerprint == content_fingerprint(path)
             ):
                 report.unchanged.append(video_id)
@@ -323,7 +336,7 @@ class Workspace:
             info = VideoInfo(
                 video_id=video_id,
                 category=self.config.naming.category_of(relative),
-                split=previous.split if previous is not None else None,
+                split=split_of.get(video_id),
                 path=relative.as_posix(),
                 **{k: v for k, v in probe.as_dict().items() if k in VideoInfo.model_fields},
             )
@@ -334,7 +347,19 @@ class Workspace:
         self.store.register_videos(probed)
         self.store.record_unreadable(report.unreadable)
         report.missing = sorted(set(known) - set(seen))
+        for name, list_path in self.config.splits.items():
+            absent = [i for i in read_video_list(_resolve(self.root, list_path)) if i not in seen]
+            if absent:
+                report.unlisted_in_split[name] = absent
         return report
+
+    def _split_membership(self) -> dict[str, str]:
+        """video id → split, from the configured list files (the first list naming it wins)."""
+        membership: dict[str, str] = {}
+        for name, list_path in self.config.splits.items():
+            for video_id in read_video_list(_resolve(self.root, list_path)):
+                membership.setdefault(video_id, name)
+        return membership
 
 
 def _portable(root: Path, path: Path) -> str:

@@ -1,0 +1,40 @@
+"""Reading the video list files benchmarks ship (split lists, feature lists).
+
+Real lists name videos in several ways — ``Abuse/Abuse028_x264.mp4`` (UCF-Crime
+``Anomaly_Test.txt``), ``test/Abuse028_x264__1.npy`` (per-crop feature lists of RTFM, UR-DMU,
+PEL4VAD), bare ids (``01_0014``, ShanghaiTech). A video id is the file stem with a trailing
+crop index ``__N`` removed; the ten crops of one video count once, in first-seen order.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from vadscene.errors import VadsceneError
+
+_CROP_SUFFIX = re.compile(r"__\d+$")
+_KNOWN_SUFFIXES = {".mp4", ".avi", ".mkv", ".webm", ".mov", ".npy", ".npz", ".pt", ".pkl", ".h5"}
+
+
+def video_id_from_entry(entry: str) -> str:
+    """``test/Abuse028_x264__1.npy`` → ``Abuse028_x264``; ``01_0014`` → ``01_0014``."""
+    name = PurePosixPath(entry.strip().replace("\\", "/")).name
+    suffix = PurePosixPath(name).suffix
+    stem = name[: -len(suffix)] if suffix.lower() in _KNOWN_SUFFIXES else name
+    return _CROP_SUFFIX.sub("", stem)
+
+
+def read_video_list(path: Path | str) -> list[str]:
+    """Video ids of a list file, one entry per line (blank lines and ``#`` comments skipped)."""
+    path = Path(path)
+    if not path.is_file():
+        raise VadsceneError(f"{path}: video list file not found")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise VadsceneError(f"{path}: not a text file ({exc})") from None
+    ids = [video_id_from_entry(line) for line in lines if line.strip() and not line.startswith("#")]
+    if not ids:
+        raise VadsceneError(f"{path}: the video list is empty")
+    return list(dict.fromkeys(ids))
