@@ -6,6 +6,7 @@ message with exit code 1, and ends its ``--help`` with an example (a test enforc
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -137,6 +138,19 @@ def init(
     )
     with ws:
         _print_scan(_scan_with_progress(ws), ws)
+
+
+def _model_specs(path: Path) -> list[tuple[str, Path, str | None]]:
+    """(name, score path, family) from a JSON list of models."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        return [(e["name"], path.parent / e["path"], e.get("family")) for e in entries]
+    except FileNotFoundError:
+        raise VadsceneError(f"{path}: models file not found") from None
+    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        raise VadsceneError(
+            f"{path}: expected a JSON list of {{name, path, family}} objects ({exc!r})"
+        ) from None
 
 
 def _split_option(value: str) -> tuple[str, Path]:
@@ -276,6 +290,128 @@ def import_(
                 f"created {workspace} from {release_file}: {len(ws.store.video_ids())} videos, "
                 f"{len(ws.store.decision_log())} decisions (no video files)"
             )
+
+
+@app.command(
+    epilog="Example: vadscene audit --gt Temporal_Anomaly_Annotation.txt --frame-counts "
+    "frames.txt --scores rtfm=scores/rtfm@i3d --scores vadclip=scores/vadclip.csv@clip "
+    "--snippet-repeat 16 --release releases/ucf-v1.json --out audit-report"
+)
+def audit(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
+    gt: Annotated[
+        Path | None,
+        typer.Option(help="Temporal ground truth (default: the --workspace's, if configured)."),
+    ] = None,
+    gt_format: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Ground-truth format ({', '.join(GROUND_TRUTH_FORMATS)}); "
+            "default: detected from the file."
+        ),
+    ] = None,
+    interval_end: Annotated[
+        str, typer.Option(help="Interval ends in the ground truth: exclusive or inclusive.")
+    ] = "exclusive",
+    frame_counts: Annotated[
+        Path | None,
+        typer.Option(help="Frame counts file (id count per line) when the GT has no counts."),
+    ] = None,
+    scores: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=PATH[@FAMILY] per model: .npy folder, .npy, CSV or Parquet."),
+    ] = None,
+    models_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--models",
+            help="JSON list of {name, path, family} (paths relative to the file), e.g. the "
+            "demo's benchmark/models.json; combines with --scores.",
+        ),
+    ] = None,
+    snippet_repeat: Annotated[
+        int, typer.Option(help="Scores are per snippet of this many frames (16 is common).")
+    ] = 1,
+    video_order: Annotated[
+        Path | None,
+        typer.Option(help="Video list giving the order of a concatenated .npy score file."),
+    ] = None,
+    release: Annotated[
+        Path | None, typer.Option(help="Scene labels from this release file.")
+    ] = None,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(help="Scene labels, ground truth and frame counts from this workspace."),
+    ] = None,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates (0 = none).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws.")] = 0,
+) -> None:
+    """Audit model frame scores: AUROC granularities, bootstrap CIs, scene bias; write a report.
+
+    Without --scores it reports the benchmark's composition (a ground-truth-only run).
+    """
+    from vadscene.audit import load_ground_truth, load_scene_labels, load_scores, run_audit
+    from vadscene.audit.loaders import parse_scores_argument
+    from vadscene.audit.report import write_report
+
+    if release and workspace:
+        raise VadsceneError("give --release or --workspace for the scene labels, not both")
+    _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
+    counts: Path | dict[str, int] | None = frame_counts
+    if workspace is not None:
+        with Workspace.open(workspace) as ws:
+            if gt is None and ws.config.ground_truth is not None:
+                gt, gt_format = ws.ground_truth_path, gt_format or ws.config.ground_truth.format
+                interval_end = ws.config.ground_truth.interval_end
+            if counts is None:
+                counts = {v.video_id: v.num_frames for v in ws.store.videos()}
+    if gt is None:
+        raise VadsceneError("no ground truth: give --gt FILE (or a --workspace that has one)")
+    ground_truth = load_ground_truth(
+        gt, format=gt_format, interval_end=interval_end, frame_counts=counts
+    )
+    models = []
+    specs = [parse_scores_argument(a) for a in scores or []]
+    specs += _model_specs(models_file) if models_file else []
+    for name, path, family in specs:
+        models.append(
+            load_scores(
+                path,
+                ground_truth,
+                name=name,
+                family=family,
+                snippet_repeat=snippet_repeat,
+                video_order=video_order,
+            )
+        )
+    scene = load_scene_labels(release or workspace) if (release or workspace) else None
+    with _progress("Auditing") as progress:
+        task = progress.task_ids[0]
+        result = run_audit(
+            ground_truth,
+            models,
+            scene,
+            n_bootstrap=bootstrap,
+            seed=seed,
+            progress=lambda step, done, total: progress.update(
+                task, completed=done, total=total, current=step
+            ),
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = write_report(result, out_dir)
+    summary = result.summary
+    out.print(
+        f"{summary['videos']} videos, {summary['frames']} frames, "
+        f"w = {100 * summary['within_pair_fraction']:.3f} % within-video pairs, oracle "
+        f"video-constant AUROC {summary['oracle_video_constant_auroc']:.4f}"
+    )
+    if models:
+        micro = result.metrics.query("granularity == 'micro'")
+        for row in micro.itertuples():
+            out.print(
+                f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]"
+            )
+    out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
 
 
 @app.command(name="app", epilog="Example: vadscene app ucf-ws --port 8501")

@@ -696,25 +696,28 @@ def load_demo_manifest(root: Path) -> DemoBenchmark:
     )
 
 
-DEMO_ANNOTATIONS: tuple[tuple[str, str, str, str], ...] = (
-    # (annotator, video id, factor, value): a labelling session in progress, with one
-    # disagreement between the two annotators to show agreement and adjudication.
-    ("demo-ana", "Robbery001_x264", "color", "grayscale"),
-    ("demo-ana", "Robbery001_x264", "continuity", "multi-view"),
-    ("demo-ana", "Robbery001_x264", "setting", "indoor"),
-    ("demo-ana", "Robbery001_x264", "crowd", "few"),
-    ("demo-ana", "Fighting001_x264", "color", "color"),
-    ("demo-ana", "Fighting001_x264", "continuity", "single-view"),
-    ("demo-ana", "Fighting001_x264", "setting", "indoor"),
-    ("demo-ana", "Fighting001_x264", "crowd", "many"),
-    ("demo-ana", "Explosion001_x264", "color", "color"),
-    ("demo-ana", "Explosion001_x264", "continuity", "ambiguous"),
-    ("demo-ana", "Normal_Videos_001_x264", "color", "grayscale"),
-    ("demo-ben", "Robbery001_x264", "color", "grayscale"),
-    ("demo-ben", "Fighting001_x264", "color", "color"),
-    ("demo-ben", "Explosion001_x264", "continuity", "multi-view"),
-    ("demo-ben", "Normal_Videos_001_x264", "color", "grayscale"),
+DEMO_ANNOTATED_FACTORS = ("color", "continuity", "setting", "crowd")
+DEMO_LEFT_FOR_YOU = ("Normal_Videos_005_x264", "Normal_Videos_006_x264", "Shooting001_x264")
+DEMO_SECOND_OPINIONS: tuple[tuple[str, str, str], ...] = (
+    # A second annotator re-labels a few videos; one disagreement to adjudicate.
+    ("Robbery001_x264", "color", "grayscale"),
+    ("Fighting001_x264", "color", "color"),
+    ("Explosion001_x264", "continuity", "single-view"),
+    ("Normal_Videos_001_x264", "color", "grayscale"),
 )
+
+
+def _demo_decisions(videos: tuple[DemoVideo, ...]) -> list[tuple[str, str, str, str]]:
+    """(annotator, video, factor, value): 'demo-ana' labelled the planted manual factors of
+    all but three videos (left for whoever tries the app); 'demo-ben' gave second opinions."""
+    decisions = [
+        ("demo-ana", video.video_id, factor, video.planted[factor])
+        for video in videos
+        if video.video_id not in DEMO_LEFT_FOR_YOU
+        for factor in DEMO_ANNOTATED_FACTORS
+    ]
+    decisions += [("demo-ben", *opinion) for opinion in DEMO_SECOND_OPINIONS]
+    return decisions
 
 
 def build_demo_workspace(
@@ -741,7 +744,7 @@ def build_demo_workspace(
         report = workspace.scan()
         if report.unreadable or report.registered != len(benchmark.videos):
             raise WorkspaceError(f"demo videos failed to register: {report.unreadable}")
-        for annotator, video_id, factor, value in DEMO_ANNOTATIONS:
+        for annotator, video_id, factor, value in _demo_decisions(benchmark.videos):
             workspace.store.record_decision(video_id, factor, value, annotator=annotator)
         workspace.store.set_mark(
             "Explosion001_x264", "note", "cut or zoom at 4 s?", annotator="demo-ana"

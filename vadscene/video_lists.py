@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from vadscene.errors import VadsceneError
 
 _CROP_SUFFIX = re.compile(r"__\d+$")
+_LEADING_LETTERS = re.compile(r"([A-Za-z]+)\d")
 _KNOWN_SUFFIXES = {".mp4", ".avi", ".mkv", ".webm", ".mov", ".npy", ".npz", ".pt", ".pkl", ".h5"}
 
 
@@ -38,3 +39,22 @@ def read_video_list(path: Path | str) -> list[str]:
     if not ids:
         raise VadsceneError(f"{path}: the video list is empty")
     return list(dict.fromkeys(ids))
+
+
+def category_from_video_id(video_id: str, normal_category: str = "Normal") -> str | None:
+    """The category a benchmark's naming scheme gives a video, or ``None`` if it gives none.
+
+    - XD-Violence ``..._label_B4-0-0``: the first label code (``B4``); ``label_A`` → normal;
+    - names starting with ``Normal`` (any case) → ``normal_category``;
+    - UCF-Crime ``Abuse028_x264``: the leading letters before the first digit (``Abuse``);
+    - anything else (ShanghaiTech ``01_0014``) → ``None``.
+    """
+    if "_label_" in video_id:
+        code = video_id.rsplit("_label_", 1)[1].split("-", 1)[0]
+        if code:
+            return normal_category if code == "A" else code
+        return None
+    if video_id.lower().startswith("normal"):
+        return normal_category
+    match = _LEADING_LETTERS.match(video_id)
+    return match.group(1) if match else None

@@ -30,7 +30,7 @@ from vadscene.errors import WorkspaceError, validation_problems
 from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
 from vadscene.video import VideoProbeError, content_fingerprint, iter_video_files, probe_video
-from vadscene.video_lists import read_video_list
+from vadscene.video_lists import category_from_video_id, read_video_list
 
 CONFIG_NAME = "vadscene.yaml"
 CATALOGUE_NAME = "catalogue.yaml"
@@ -43,14 +43,13 @@ GROUND_TRUTH_FORMATS: tuple[str, ...] = GroundTruthFormat.__args__
 CategoryRule = Literal["ucf-crime", "folder", "regex", "none"]
 CATEGORY_RULES: tuple[str, ...] = CategoryRule.__args__
 
-_UCF_CATEGORY = re.compile(r"^([A-Za-z]+?)_?\d+")
-
 
 class NamingRules(BaseModel):
     """How a video file becomes a video id and a category.
 
     The id is always the file stem (UCF-Crime, XD-Violence and ShanghaiTech lists use stems).
-    Category rules: ``ucf-crime`` — leading letters of the stem (``Abuse028_x264`` → Abuse);
+    Category rules: ``ucf-crime`` — benchmark naming (:func:`category_from_video_id`: leading
+    letters, ``Abuse028_x264`` → Abuse; XD-Violence ``…_label_B4-0-0`` → B4);
     ``folder`` — the parent folder's name; ``regex`` — the named group ``category`` of
     ``category_regex`` matched against the stem; ``none`` — every video is ``Unknown``. Under
     every rule a stem matching ``normal_regex`` is category ``normal_category``.
@@ -79,8 +78,7 @@ class NamingRules(BaseModel):
         if re.search(self.normal_regex, stem):
             return self.normal_category
         if self.category_rule == "ucf-crime":
-            match = _UCF_CATEGORY.match(stem)
-            return match.group(1) if match else "Unknown"
+            return category_from_video_id(stem, self.normal_category) or "Unknown"
         if self.category_rule == "folder":
             return relative_path.parent.name or "Unknown"
         if self.category_rule == "regex" and self.category_regex:

@@ -1,0 +1,446 @@
+"""The audit engine: ground truth + model scores (+ scene labels) → :class:`AuditResult`.
+
+One pair-count matrix per model (:func:`vadscene.audit.pairs.pair_count_matrix`) feeds every
+AUROC granularity, each bootstrap replicate, the scene-conditioned AUCs and the clustered
+variance. Seeded: the same inputs and seed give identical numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from vadscene.audit import metrics
+from vadscene.audit.bootstrap import (
+    obuchowski_covariance,
+    percentile_interval,
+    video_multiplicities,
+)
+from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.pairs import pair_count_matrix
+from vadscene.audit.result import GRANULARITIES, AuditResult
+from vadscene.audit.scene import (
+    PAIR_TYPES,
+    SceneLabels,
+    bias_auroc,
+    scene_conditioned,
+)
+
+AuditProgress = Callable[[str, int, int], None]
+"""Called as ``progress(step, done, total)``."""
+
+BIAS_MARGIN = 0.05
+"""p_bias counts replicates with |b − 0.5| > BIAS_MARGIN (A §4)."""
+
+
+class _Benchmark:
+    """Per-video quantities of the ground truth that every model shares."""
+
+    def __init__(self, ground_truth: GroundTruth) -> None:
+        self.gt = ground_truth
+        self.video_index = ground_truth.video_index()
+        self.a = ground_truth.anomalous_counts().astype(np.float64)
+        self.n = ground_truth.frame_counts.astype(np.float64) - self.a
+        self.categories = np.array(ground_truth.categories, dtype=object)
+        self.ones = metrics.ones(ground_truth.n_videos)
+
+    def u_of(self, frame_scores: np.ndarray) -> np.ndarray:
+        return pair_count_matrix(frame_scores, self.gt.labels, self.video_index, self.gt.n_videos)
+
+    def granularities(self, u: np.ndarray, multiplicities: np.ndarray) -> dict[str, np.ndarray]:
+        return metrics.all_granularities(
+            u, self.a, self.n, multiplicities, self.categories, self.gt.normal_category
+        )
+
+
+def run_audit(
+    ground_truth: GroundTruth,
+    models: Sequence[ModelScores] = (),
+    scene: SceneLabels | None = None,
+    *,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    progress: AuditProgress | None = None,
+) -> AuditResult:
+    """Audit models' frame scores against ground truth (and scene labels).
+
+    Without models it reports the benchmark's composition: per-video counts, the within-pair
+    fraction w, the oracle video-constant AUROC and the one-bit control.
+    """
+    if n_bootstrap < 0:
+        raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
+    names = [m.name for m in models]
+    if len(set(names)) != len(names):
+        raise AuditInputError(f"model names must be unique, got {names}")
+    for model in models:
+        if model.scores.shape != ground_truth.labels.shape:
+            raise AuditInputError(
+                f"model '{model.name}': {model.scores.shape[0]} scores for "
+                f"{ground_truth.n_frames} ground-truth frames"
+            )
+    report = progress or (lambda step, done, total: None)
+    bench = _Benchmark(ground_truth)
+    video_stream, scene_stream = np.random.SeedSequence(seed).spawn(2)
+    resamples = video_multiplicities(
+        ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
+    )
+
+    contrast_streams = scene_stream.spawn(len(scene.contrasts)) if scene is not None else []
+    rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
+    replicates: dict[str, dict[str, np.ndarray]] = {}
+    estimates: dict[str, dict[str, float]] = {}
+    for done, model in enumerate(models):
+        report("models", done, len(models))
+        u = bench.u_of(model.scores)
+        estimates[model.name] = {
+            g: float(v[0]) for g, v in bench.granularities(u, bench.ones).items()
+        }
+        replicates[model.name] = bench.granularities(u, resamples)
+        for granularity in GRANULARITIES:
+            low, high = percentile_interval(replicates[model.name][granularity])
+            rows["metrics"].append(
+                {
+                    "model": model.name,
+                    "family": model.family,
+                    "granularity": granularity,
+                    "value": estimates[model.name][granularity],
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+        rows["controls"].append(_controls(bench, model, u, estimates[model.name]["micro"]))
+        rows["per_category"].extend(_per_category(bench, model, u))
+        if scene is not None:
+            _scene_rows(bench, model, u, scene, contrast_streams, n_bootstrap, rows)
+    report("models", len(models), len(models))
+
+    rows["comparisons"] = _comparisons(models, estimates, replicates)
+    rows["resolved"] = _resolved_counts(models, rows["comparisons"])
+    return AuditResult(
+        conventions=_conventions(ground_truth, models, scene, n_bootstrap, seed),
+        summary=_summary(bench),
+        composition=_composition(bench),
+        **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
+        models=tuple(names),
+    )
+
+
+def _controls(bench: _Benchmark, model: ModelScores, u: np.ndarray, micro: float) -> dict:
+    """Video-mean replacement, AP retention and the clustered SE (L §4–5; spec)."""
+    gt = bench.gt
+    replaced = metrics.video_means(model.scores, bench.video_index, gt.n_videos)[bench.video_index]
+    u_mean = bench.u_of(replaced)
+    micro_mean = float(metrics.micro_auroc(u_mean, bench.a, bench.n, bench.ones)[0])
+    prevalence = float(bench.a.sum() / (bench.a.sum() + bench.n.sum()))
+    ap = metrics.average_precision(model.scores, gt.labels)
+    ap_mean = metrics.average_precision(replaced, gt.labels)
+    variance = obuchowski_covariance(u, u, bench.a, bench.n)
+    return {
+        "model": model.name,
+        "family": model.family,
+        "micro": micro,
+        "micro_video_mean": micro_mean,
+        "retention_mean": _retention(micro_mean, micro, 0.5),
+        "within_video_mean": float(metrics.within_auroc(u_mean, bench.a, bench.n, bench.ones)[0]),
+        "ap": ap,
+        "ap_video_mean": ap_mean,
+        "ap_retention": _retention(ap_mean, ap, prevalence),
+        "prevalence": prevalence,
+        "obuchowski_se": float(np.sqrt(variance)) if variance >= 0 else float("nan"),
+    }
+
+
+def _retention(replaced: float, original: float, chance: float) -> float:
+    """(metric(s̃) − chance) / (metric(s) − chance): the share of the margin above chance
+    that survives replacing frame scores by video means (L §5)."""
+    margin = original - chance
+    return (replaced - chance) / margin if margin != 0 else float("nan")
+
+
+def _per_category(bench: _Benchmark, model: ModelScores, u: np.ndarray) -> list[dict]:
+    same = metrics.category_aurocs(
+        u,
+        bench.a,
+        bench.n,
+        bench.ones,
+        bench.categories,
+        bench.gt.normal_category,
+        against_normal_videos=False,
+    )
+    versus_normal = metrics.category_aurocs(
+        u,
+        bench.a,
+        bench.n,
+        bench.ones,
+        bench.categories,
+        bench.gt.normal_category,
+        against_normal_videos=True,
+    )
+    rows = []
+    for category in same:
+        members = bench.categories == category
+        rows.append(
+            {
+                "model": model.name,
+                "category": category,
+                "videos": int(members.sum()),
+                "anomalous_frames": int(bench.a[members].sum()),
+                "normal_frames": int(bench.n[members].sum()),
+                "same_category_auroc": float(same[category][0]),
+                "category_vs_normal_auroc": float(versus_normal[category][0]),
+            }
+        )
+    return rows
+
+
+def _scene_rows(
+    bench: _Benchmark,
+    model: ModelScores,
+    u: np.ndarray,
+    scene: SceneLabels,
+    contrast_streams: list[np.random.SeedSequence],
+    n_bootstrap: int,
+    rows: dict[str, list[dict]],
+) -> None:
+    means = metrics.video_means(
+        model.scores, bench.video_index, bench.gt.n_videos, mask=~bench.gt.labels
+    )
+    # A generator made from a seed sequence starts at the same state every time: every model
+    # sees the same within-pole resamples of a contrast (paired across models).
+    for contrast, stream in zip(scene.contrasts, contrast_streams, strict=True):
+        plus, minus = scene.poles(contrast, bench.gt.video_ids)
+        label = {
+            "model": model.name,
+            "factor": contrast.factor,
+            "positive": contrast.positive,
+            "negative": contrast.negative,
+        }
+        x, y = means[plus & ~np.isnan(means)], means[minus & ~np.isnan(means)]
+        rng = np.random.default_rng(stream)
+        estimate = bias_auroc(x, y, np.ones((1, x.size)), np.ones((1, y.size)))[0]
+        if x.size and y.size and n_bootstrap:
+            resampled = bias_auroc(
+                x,
+                y,
+                rng.multinomial(x.size, np.full(x.size, 1 / x.size), size=n_bootstrap),
+                rng.multinomial(y.size, np.full(y.size, 1 / y.size), size=n_bootstrap),
+            )
+            low, high = percentile_interval(resampled)
+            p_bias = float(np.mean(np.abs(resampled - 0.5) > BIAS_MARGIN))
+        else:
+            low = high = p_bias = float("nan")
+        rows["bias"].append(
+            {
+                **label,
+                "family": model.family,
+                "primary": contrast.primary,
+                "role": contrast.role,
+                "n_positive": int(x.size),
+                "n_negative": int(y.size),
+                "bias_auroc": float(estimate),
+                "ci_low": low,
+                "ci_high": high,
+                "p_bias": p_bias,
+            }
+        )
+        pairs, reference, conditioned = scene_conditioned(u, bench.a, bench.n, plus, minus)
+        for pair_type in PAIR_TYPES:
+            auroc, weight = pairs[pair_type]
+            rows["scene_pairs"].append(
+                {**label, "pair_type": pair_type, "auroc": auroc, "weight": weight}
+            )
+        rows["scene_conditioned"].append(
+            {
+                **label,
+                "family": model.family,
+                "auroc_ref": reference,
+                "auroc_cond": conditioned,
+                "delta_scene": reference - conditioned,
+            }
+        )
+
+
+def _comparisons(
+    models: Sequence[ModelScores],
+    estimates: dict[str, dict[str, float]],
+    replicates: dict[str, dict[str, np.ndarray]],
+) -> list[dict]:
+    """Paired bootstrap differences D_r = AUC_g^A(r) − AUC_g^B(r); resolved when the 95 %
+    interval excludes 0 (A §3.3, Eqs. 6–8)."""
+    rows = []
+    for first, second in itertools.combinations(models, 2):
+        for granularity in GRANULARITIES:
+            low, high = percentile_interval(
+                replicates[first.name][granularity] - replicates[second.name][granularity]
+            )
+            rows.append(
+                {
+                    "model_a": first.name,
+                    "model_b": second.name,
+                    "family_a": first.family,
+                    "family_b": second.family,
+                    "granularity": granularity,
+                    "difference": estimates[first.name][granularity]
+                    - estimates[second.name][granularity],
+                    "ci_low": low,
+                    "ci_high": high,
+                    "resolved": bool(low > 0 or high < 0),
+                }
+            )
+    return rows
+
+
+def _resolved_counts(models: Sequence[ModelScores], comparisons: list[dict]) -> list[dict]:
+    """Resolved pairs per granularity, over all pairs and within each family (A Table 3)."""
+    if len(models) < 2:
+        return []
+    families = sorted({m.family for m in models if m.family})
+    rows = []
+    for granularity in GRANULARITIES:
+        chosen = [c for c in comparisons if c["granularity"] == granularity]
+        groups = [("all", chosen)] + [
+            (f, [c for c in chosen if c["family_a"] == f and c["family_b"] == f]) for f in families
+        ]
+        for family, members in groups:
+            rows.append(
+                {
+                    "granularity": granularity,
+                    "family": family,
+                    "resolved": sum(c["resolved"] for c in members),
+                    "pairs": len(members),
+                }
+            )
+    return rows
+
+
+def _summary(bench: _Benchmark) -> dict[str, float | int]:
+    a, n = bench.a, bench.n
+    oracle_scores = (a / np.maximum(a + n, 1))[bench.video_index]
+    return {
+        "videos": bench.gt.n_videos,
+        "frames": bench.gt.n_frames,
+        "anomalous_frames": int(a.sum()),
+        "normal_frames": int(n.sum()),
+        "anomalous_videos": int((a > 0).sum()),
+        "mixed_videos": int(((a > 0) & (n > 0)).sum()),
+        "prevalence": float(a.sum() / max(a.sum() + n.sum(), 1)),
+        "within_pair_fraction": metrics.within_pair_fraction(a, n),
+        "max_within_gain": metrics.within_pair_fraction(a, n) / 2,
+        "oracle_video_constant_auroc": float(
+            metrics.micro_auroc(bench.u_of(oracle_scores), a, n, bench.ones)[0]
+        ),
+        "one_bit_auroc": metrics.one_bit_auroc(a, n),
+    }
+
+
+def _composition(bench: _Benchmark) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "video": bench.gt.video_ids,
+            "category": bench.gt.categories,
+            "frames": bench.gt.frame_counts.astype(int),
+            "anomalous": bench.a.astype(int),
+            "normal": bench.n.astype(int),
+            "mixed": (bench.a > 0) & (bench.n > 0),
+        }
+    )
+
+
+_COLUMNS = {
+    "metrics": ["model", "family", "granularity", "value", "ci_low", "ci_high"],
+    "controls": [
+        "model",
+        "family",
+        "micro",
+        "micro_video_mean",
+        "retention_mean",
+        "within_video_mean",
+        "ap",
+        "ap_video_mean",
+        "ap_retention",
+        "prevalence",
+        "obuchowski_se",
+    ],
+    "per_category": [
+        "model",
+        "category",
+        "videos",
+        "anomalous_frames",
+        "normal_frames",
+        "same_category_auroc",
+        "category_vs_normal_auroc",
+    ],
+    "comparisons": [
+        "model_a",
+        "model_b",
+        "family_a",
+        "family_b",
+        "granularity",
+        "difference",
+        "ci_low",
+        "ci_high",
+        "resolved",
+    ],
+    "resolved": ["granularity", "family", "resolved", "pairs"],
+    "bias": [
+        "model",
+        "family",
+        "factor",
+        "positive",
+        "negative",
+        "primary",
+        "role",
+        "n_positive",
+        "n_negative",
+        "bias_auroc",
+        "ci_low",
+        "ci_high",
+        "p_bias",
+    ],
+    "scene_pairs": ["model", "factor", "positive", "negative", "pair_type", "auroc", "weight"],
+    "scene_conditioned": [
+        "model",
+        "family",
+        "factor",
+        "positive",
+        "negative",
+        "auroc_ref",
+        "auroc_cond",
+        "delta_scene",
+    ],
+}
+
+
+def _frame(name: str, rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=_COLUMNS[name])
+
+
+def _conventions(
+    ground_truth: GroundTruth,
+    models: Sequence[ModelScores],
+    scene: SceneLabels | None,
+    n_bootstrap: int,
+    seed: int,
+) -> dict:
+    return {
+        "ground_truth": ground_truth.source,
+        **ground_truth.conventions,
+        "normal_category": ground_truth.normal_category,
+        "tie_convention": "τ(x, y) = 1[x > y] + ½·1[x = y] (as sklearn roc_auc_score)",
+        "bootstrap": {
+            "replicates": n_bootstrap,
+            "seed": seed,
+            "resampling": "videos with replacement, the same draws for every model (paired)",
+            "interval": "95 % percentile (numpy linear quantiles)",
+            "bias_resampling": "videos with replacement within each pole",
+            "bias_margin": BIAS_MARGIN,
+        },
+        "models": [
+            {"name": m.name, "family": m.family, "source": m.source, "notes": list(m.notes)}
+            for m in models
+        ],
+        "scene_labels": scene.source if scene is not None else None,
+    }

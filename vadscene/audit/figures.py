@@ -1,0 +1,395 @@
+"""Altair charts of an audit result: the report embeds them as SVG, the app shows them live.
+
+Every function takes an :class:`~vadscene.audit.result.AuditResult` and returns a chart, or
+``None`` when the table it needs is empty, so callers never special-case a ground-truth-only run.
+A model keeps one colour in every chart: the colour scale's domain is the run's model list, in
+order, whatever subset of models a table holds.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import TypeVar
+
+import altair as alt
+import pandas as pd
+
+from vadscene.audit.result import AuditResult
+
+NULL_BAND: tuple[float, float] = (0.45, 0.55)
+"""bias-AUC inside this band counts as practically unbiased (A §5.4: |b − 0.5| ≤ 0.05)."""
+
+PAIR_TYPES: dict[str, str] = {"++": "⊕⊕", "--": "⊖⊖", "+-": "⊕⊖", "-+": "⊖⊕"}
+"""Scene pair types (pole of the anomalous frame's video, then the normal frame's) → label."""
+
+GRANULARITY_LABELS: dict[str, str] = {
+    "micro": "micro — all pairs, pooled",
+    "cross": "cross — different-video pairs",
+    "within": "within — same-video pairs",
+    "macro": "macro — mean per-video AUROC",
+    "per_category": "per-category — mean same-category AUROC",
+    "category_vs_normal": "category vs Normal — mean",
+}
+"""Display order and labels: pooled readings, then within-video ones, then category ones."""
+
+ANOMALOUS_COLOUR, NORMAL_COLOUR = "#d6604d", "#4393c3"
+_LABEL_LIMIT = 340
+_Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
+
+
+def model_order(result: AuditResult) -> list[str]:
+    """The run's models in order; falls back to first appearance in the tables."""
+    if result.models:
+        return list(result.models)
+    seen: dict[str, None] = {}
+    for name in ("metrics", "controls", "bias", "scene_pairs", "scene_conditioned"):
+        table = getattr(result, name)
+        if "model" in table:
+            seen.update(dict.fromkeys(table["model"].astype(str)))
+    return list(seen)
+
+
+def contrast_labels(table: pd.DataFrame) -> pd.Series:
+    """ "factor: positive vs negative", the one name a contrast has in figures and tables."""
+    return table["factor"].astype(str) + ": " + table["positive"] + " vs " + table["negative"]
+
+
+def contrast_order(table: pd.DataFrame) -> list[str]:
+    """Contrast labels, primary contrasts first, each group in first-appearance order."""
+    labels = contrast_labels(table)
+    if "primary" in table:
+        primary = table["primary"].astype(bool)
+        labels = pd.concat([labels[primary], labels[~primary]])
+    return list(dict.fromkeys(labels))
+
+
+def percent(fraction: float) -> str:
+    """A fraction as a percentage with three significant digits ("0.388 %", "25.1 %")."""
+    return f"{100 * fraction:.3g} %"
+
+
+def bias_dot_plot(result: AuditResult) -> alt.LayerChart | None:
+    """bias-AUC per contrast × model with 95 % CIs against the 0.45–0.55 null band (A Fig. 4)."""
+    bias = result.bias
+    if bias.empty:
+        return None
+    data = bias.assign(
+        contrast=contrast_labels(bias),
+        role=bias["role"].where(bias["role"] == "control", "scene factor"),
+    )[["contrast", "model", "family", "role", "bias_auroc", "ci_low", "ci_high", "p_bias"]]
+    scale = alt.Scale(domain=[0, 1])
+    one_row = pd.DataFrame({"row": [0]})
+    band = (
+        alt.Chart(one_row)
+        .mark_rect(color="#bdbdbd", opacity=0.35)
+        .encode(x=alt.XDatum(NULL_BAND[0], scale=scale), x2=alt.X2Datum(NULL_BAND[1]))
+    )
+    points = _point_ci(
+        data,
+        result,
+        value="bias_auroc",
+        title="bias-AUC (normal frames only)",
+        scale=scale,
+        y=alt.Y("contrast:N", sort=contrast_order(bias), title=None, axis=alt.Axis(grid=True)),
+        dodge=True,
+        extra={
+            "shape": alt.Shape(
+                "role:N",
+                title="factor role",
+                scale=alt.Scale(domain=["scene factor", "control"], range=["circle", "square"]),
+            )
+        },
+    )
+    chart = alt.layer(band, _chance_rule(alt.Chart(one_row), scale), points).properties(
+        width=560,
+        # one sub-band per model: shrink them as models multiply so the chart stays on a page
+        height=alt.Step(max(5, min(14, 96 // len(model_order(result))))),
+        title=_title(
+            "Do scores on normal footage separate videos by scene?",
+            "bias-AUC = P(a ⊕ video's mean normal-frame score > a ⊖ video's); 0.5 = no "
+            "response to the factor.",
+            f"Grey band {NULL_BAND[0]}–{NULL_BAND[1]}: practically unbiased. Bars: 95 % "
+            "video-bootstrap CI. Squares: control factors (correlated with anomaly class).",
+        ),
+    )
+    return _finish(chart)
+
+
+def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
+    """AUROC with 95 % CIs per model, one panel per granularity (A Fig. S1)."""
+    metrics = result.metrics
+    if metrics.empty:
+        return None
+    present = set(metrics["granularity"])
+    data = metrics.assign(panel=metrics["granularity"].map(GRANULARITY_LABELS))[
+        ["panel", "model", "family", "value", "ci_low", "ci_high"]
+    ]
+    low = min(0.5, data[["value", "ci_low"]].min().min())
+    # Start on a 0.05 step at least 0.025 below chance / the lowest bar, so 0.5 stays visible.
+    start = math.floor((low - 0.025) * 20) / 20
+    ticks = [t / 10 for t in range(math.ceil(start * 10), 11)]
+    scale = alt.Scale(domain=[start, 1.0])
+    y = alt.Y("model:N", sort=model_order(result), title=None)
+    chance = _chance_rule(alt.Chart().transform_aggregate(rows="count()", groupby=["panel"]), scale)
+    points = _point_ci(
+        None, result, value="value", title="AUROC", scale=scale, y=y, axis=alt.Axis(values=ticks)
+    )
+    layered = alt.layer(chance, points, data=data).properties(
+        width=380, height=alt.Step(26 if len(model_order(result)) <= 6 else 16)
+    )
+    chart = layered.facet(
+        facet=_panel_header([GRANULARITY_LABELS[g] for g in GRANULARITY_LABELS if g in present]),
+        columns=2,
+    ).properties(
+        title=_title(
+            "The same scores read under different pairing rules",
+            "Only within and macro compare frames of the same video, i.e. test temporal "
+            "localisation. Bars: 95 % video-bootstrap CI; dashed: chance.",
+        )
+    )
+    return _finish(chart)
+
+
+def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
+    """micro, within and cross AUROC per model, titled with the within-pair fraction w (L Eq. 2)."""
+    parts = ["micro", "within", "cross"]
+    metrics = result.metrics
+    rows = metrics[metrics["granularity"].isin(parts)]
+    if rows.empty:
+        return None
+    data = rows.assign(panel=rows["granularity"].map(GRANULARITY_LABELS))[
+        ["panel", "model", "family", "value", "ci_low", "ci_high"]
+    ]
+    base = alt.Chart().encode(y=alt.Y("model:N", sort=model_order(result), title=None))
+    bars = base.mark_bar(opacity=0.55).encode(
+        x=alt.X("value:Q", title="AUROC", scale=alt.Scale(domain=[0, 1])),
+        color=_model_colour(result, legend=False),
+        tooltip=_tooltip(["value", "ci_low", "ci_high"]),
+    )
+    ci = base.mark_rule(color="#212121").encode(x="ci_low:Q", x2="ci_high:Q")
+    # Values sit at the bar's base so they never collide with the CI rule at its end.
+    labels = base.mark_text(align="left", dx=4, color="#212121").encode(
+        x=alt.datum(0), text=alt.Text("value:Q", format=".3f")
+    )
+    w = result.summary.get("within_pair_fraction")
+    gain = result.summary.get("max_within_gain")
+    subtitle = ["micro = w·within + (1 − w)·cross (exact); bars: 95 % video-bootstrap CI."]
+    if _finite(w) and _finite(gain):
+        subtitle.insert(
+            0,
+            f"w = {percent(w)} of anomalous–normal pairs are within-video, so perfect "
+            f"localisation can raise micro by at most w/2 = {gain:.4f} AUROC.",
+        )
+    layered = alt.layer(bars, ci, labels, data=data).properties(width=280, height=alt.Step(24))
+    chart = layered.facet(
+        column=_panel_header([GRANULARITY_LABELS[g] for g in parts], channel=alt.Column)
+    ).properties(title=_title("How much of pooled AUROC is within-video?", *subtitle))
+    return _finish(chart)
+
+
+def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> alt.LayerChart | None:
+    """One model's AUROC per scene pair type (⊕⊕, ⊖⊖, ⊕⊖, ⊖⊕) for every contrast (A §S2.2).
+
+    ``model`` defaults to the first model that has scene-pair rows; naming a model without
+    rows is an error, since an empty heatmap would read as "no scene effect".
+    """
+    pairs = result.scene_pairs
+    if pairs.empty:
+        return None
+    present = set(pairs["model"])
+    if model is None:
+        model = next(m for m in [*model_order(result), *pairs["model"]] if m in present)
+    elif model not in present:
+        raise ValueError(f"no scene-pair rows for model {model!r}; have {sorted(present)}")
+    rows = pairs[pairs["model"] == model]
+    data = rows.assign(
+        contrast=contrast_labels(rows),
+        pair=rows["pair_type"].map(PAIR_TYPES),
+        label=rows["auroc"].map(lambda v: f"{v:.3f}" if _finite(v) else "—")
+        + "\nw "
+        + rows["weight"].map(lambda v: f"{v:.2f}"),
+    )[["contrast", "pair", "auroc", "weight", "label"]]
+    base = alt.Chart(data).encode(
+        x=alt.X(
+            "pair:N",
+            sort=list(PAIR_TYPES.values()),
+            title="pole of the anomalous frame's video, then of the normal frame's video",
+            axis=alt.Axis(labelAngle=0, orient="top", labelFontSize=14),
+        ),
+        y=alt.Y("contrast:N", sort=contrast_order(rows), title=None),
+    )
+    cells = base.mark_rect(stroke="white").encode(
+        color=alt.Color(
+            "auroc:Q",
+            title="AUROC",
+            scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5),
+        ),
+        tooltip=["contrast", "pair", alt.Tooltip("auroc:Q", format=".4f"), "weight:Q"],
+    )
+    text = base.mark_text(lineBreak="\n", fontSize=11).encode(
+        text="label:N",
+        color=alt.condition(
+            "abs(datum.auroc - 0.5) > 0.3", alt.value("white"), alt.value("#212121")
+        ),
+    )
+    chart = alt.layer(cells, text).properties(
+        width=alt.Step(80),
+        height=alt.Step(38),
+        title=_title(
+            f"{model}: AUROC by scene pair type",
+            "⊕⊕ and ⊖⊖ compare frames within one pole (AUC_cond is their mean); ⊕⊖ and ⊖⊕ "
+            "cross poles.",
+            "w: share of the factor's anomalous–normal pairs of that type.",
+        ),
+    )
+    return _finish(chart)
+
+
+def composition_chart(result: AuditResult) -> alt.Chart | None:
+    """Anomalous and normal frames per video, videos sorted by anomalous fraction."""
+    composition = result.composition
+    if composition.empty:
+        return None
+    videos = composition.assign(
+        fraction=composition["anomalous"] / composition["frames"].where(composition["frames"] > 0)
+    ).sort_values(["fraction", "frames"], ascending=False, kind="stable")
+    data = videos.melt(
+        id_vars=["video", "category", "frames", "fraction"],
+        value_vars=["anomalous", "normal"],
+        var_name="label",
+        value_name="count",
+    )
+    n = len(videos)
+    named = n <= 60  # beyond that, names would be unreadable slivers: the tooltip carries them
+    chart = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "video:N",
+                sort=list(videos["video"]),
+                title=f"{n} videos, sorted by anomalous fraction",
+                axis=alt.Axis(labels=named, ticks=named, labelAngle=-60),
+            ),
+            y=alt.Y("count:Q", stack="zero", title="frames"),
+            color=alt.Color(
+                "label:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["anomalous", "normal"], range=[ANOMALOUS_COLOUR, NORMAL_COLOUR]
+                ),
+                legend=alt.Legend(orient="top"),
+            ),
+            order=alt.Order("label:N"),
+            tooltip=[
+                "video",
+                "category",
+                "label",
+                "count:Q",
+                "frames:Q",
+                alt.Tooltip("fraction:Q", format=".1%", title="anomalous fraction"),
+            ],
+        )
+        .properties(
+            width=alt.Step(max(2, min(18, 900 // n))),
+            height=220,
+            title=_title(
+                "Benchmark composition: anomalous and normal frames per video",
+                f"{int(videos['mixed'].sum())} of {n} videos hold both kinds of frame; only "
+                "these give within-video pairs.",
+            ),
+        )
+    )
+    return _finish(chart)
+
+
+def _point_ci(
+    data: pd.DataFrame | None,
+    result: AuditResult,
+    *,
+    value: str,
+    title: str,
+    scale: alt.Scale,
+    y: alt.Y,
+    dodge: bool = False,
+    axis: alt.Axis | None = None,
+    extra: dict[str, object] | None = None,
+) -> alt.LayerChart:
+    """Point at ``value`` with a ci_low–ci_high rule, coloured by model.
+
+    ``dodge`` spreads the models of one y band apart (and then needs the colour legend, since
+    y no longer names the model); ``data=None`` lets the layers inherit their parent's data
+    (required inside a facet).
+    """
+    common: dict[str, object] = {"y": y, "color": _model_colour(result, legend=dodge)}
+    if dodge:
+        common["yOffset"] = alt.YOffset("model:N", sort=model_order(result))
+    base = alt.Chart() if data is None else alt.Chart(data)
+    axis = axis or alt.Axis()
+    rule = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", scale=scale, title=title, axis=axis), x2="ci_high:Q", **common
+    )
+    fields = [value, "ci_low", "ci_high"]
+    if data is not None and "p_bias" in data:
+        fields.append("p_bias")
+    point = base.mark_point(filled=True, size=70, opacity=1).encode(
+        x=alt.X(f"{value}:Q", scale=scale, title=title, axis=axis),
+        tooltip=_tooltip(fields),
+        **common,
+        **(extra or {}),
+    )
+    return alt.layer(rule, point)
+
+
+def _chance_rule(base: alt.Chart, scale: alt.Scale) -> alt.Chart:
+    """Dashed rule at 0.5 on the layer's x scale (a bare datum would widen the domain to 0)."""
+    return base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(x=alt.XDatum(0.5, scale=scale))
+
+
+def _panel_header(order: list[str], channel: type = alt.Facet) -> alt.Facet | alt.Column:
+    """Facet on the ``panel`` column (a granularity label), headers bold and left-aligned."""
+    return channel(
+        "panel:N",
+        sort=order,
+        title=None,
+        header=alt.Header(labelAnchor="start", labelFontWeight="bold"),
+    )
+
+
+def _model_colour(result: AuditResult, *, legend: bool = True) -> alt.Color:
+    """The one model → colour scale every chart shares (no legend where y names the model)."""
+    models = model_order(result)
+    return alt.Color(
+        "model:N",
+        title="model",
+        scale=alt.Scale(domain=models, scheme="tableau10" if len(models) <= 10 else "tableau20"),
+        legend=alt.Legend(orient="bottom", columns=3, labelLimit=_LABEL_LIMIT) if legend else None,
+    )
+
+
+def _tooltip(fields: list[str]) -> list[alt.Tooltip]:
+    return [
+        alt.Tooltip("model:N"),
+        alt.Tooltip("family:N"),
+        *(alt.Tooltip(f"{field}:Q", format=".4f") for field in fields),
+    ]
+
+
+def _title(text: str, *subtitle: str) -> alt.TitleParams:
+    return alt.TitleParams(text, subtitle=list(subtitle), anchor="start")
+
+
+def _finish(chart: _Chart) -> _Chart:
+    """Shared look: readable fonts, long labels kept, titles left-aligned."""
+    return (
+        chart.configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT)
+        .configure_header(labelFontSize=13)
+        .configure_legend(labelFontSize=12, titleFontSize=12)
+        .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
+    )
+
+
+def _finite(value: object) -> bool:
+    """A real, finite number, numpy scalars included."""
+    return isinstance(value, numbers.Real) and math.isfinite(value)

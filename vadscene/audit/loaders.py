@@ -1,0 +1,908 @@
+"""Reading benchmark ground truth and model frame scores into :mod:`vadscene.audit.inputs`.
+
+Video ids are always file stems: folders and extensions are dropped and a trailing crop index
+``__N`` is removed (:func:`vadscene.video_lists.video_id_from_entry`), so
+``Abuse/Abuse028_x264.mp4``, ``test/Abuse028_x264__1.npy`` and ``Abuse028_x264`` are the same
+video. Frames are numbered from 0.
+
+Ground-truth formats (:data:`GROUND_TRUTH_FORMATS`; ``format=None`` detects them: a folder is
+``npy-folder``, ``.json`` is ``json``, ``.csv``/``.tsv``/``.parquet`` is ``table``, any other
+file is ``ucf-crime`` text):
+
+``ucf-crime``
+    One video per line, whitespace-separated; blank lines and ``#`` comments are skipped.
+    Three layouts, fixed by the first line and required on every line:
+
+    - ``name category s1 e1 s2 e2 ...`` (UCF-Crime ``Temporal_Anomaly_Annotation.txt``);
+    - ``name frames category s1 e1 ...`` (UR-DMU ``UCF_Annotation.txt``: raw frame count);
+    - ``name s1 e1 s2 e2 ...`` (XD-Violence ``annotations.txt``: no category column).
+
+    Any even number of interval numbers; the pair ``-1 -1`` means "no interval". Intervals
+    are frame numbers: ``interval_end="exclusive"`` (default) labels frames ``s <= f < e``
+    anomalous, ``"inclusive"`` labels ``s <= f <= e``. Frame counts come from the frames
+    column, else from ``frame_counts`` (a mapping id → frames or a counts file, see
+    :func:`load_frame_counts`); passing both is an error. Count keys match video ids exactly
+    or by their UCF-Crime short name (``Abuse028_x264`` ↔ ``Abuse028``,
+    ``Normal_Videos_003_x264`` ↔ ``Normal003``, as in uws4vad ``ucf_tframes.txt``).
+    Without a category column (XD style, which lists only anomalous videos) the counts define
+    the video set and its order: counted videos absent from the annotation are all-normal.
+    With a category column the annotation defines the video set and its order; extra counts
+    are ignored. An interval whose end overruns the frame count by at most
+    ``END_OVERRUN_TOLERANCE`` frames (decoders disagree by a frame or two; the UCF-Crime
+    annotation has five such intervals) is clipped to the video end and recorded in
+    ``conventions["clipped_intervals"]``; a larger overrun, a start at or after the end, a
+    negative number or ``s > e`` is an error.
+
+``npy-folder``
+    One 1-D ``.npy`` of 0/1 (or bool, or 0.0/1.0) per video; a trailing ``_gt`` is removed
+    from the stem before the crop index (PEL4VAD ``single_gt/Abuse028_x264__9_gt.npy`` →
+    ``Abuse028_x264``). Videos are ordered by sorted id.
+
+``json``
+    ``{"<video>": {"num_frames": n, "labels": [0/1 × n]}, ...}`` (S3R ShanghaiTech ground
+    truth); videos in file order.
+
+``table``
+    CSV, TSV or Parquet, one row per frame: columns ``video``, ``frame``, ``label`` and
+    optionally ``category`` (constant per video). The frames of each video must be exactly
+    ``0..n-1``, each once, in any row order. Videos in order of first appearance.
+
+Categories come from the category column where the format has one, else from
+:func:`vadscene.video_lists.category_from_video_id`; a video whose name carries no
+category (ShanghaiTech ``01_0014``) gets ``normal_category`` when it has no anomalous frame
+and ``"Anomaly"`` otherwise. ``GroundTruth.conventions`` records ``format``,
+``interval_end``, ``frame_counts`` (where the counts came from), ``categories``,
+``video_order`` and any clipped intervals.
+
+Score formats (:func:`load_scores`, detected from the path): a long table (``.csv``/``.tsv``/
+``.parquet``), a folder of per-video ``.npy`` files, or one concatenated 1-D ``.npy`` split
+by a video order. See :func:`load_scores` for the alignment and snippet-repetition rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.errors import VadsceneError
+from vadscene.video_lists import category_from_video_id, read_video_list, video_id_from_entry
+
+GROUND_TRUTH_FORMATS = ("ucf-crime", "npy-folder", "json", "table")
+END_OVERRUN_TOLERANCE = 16
+"""Frames an interval end may overrun the video's frame count before it is an error."""
+ANOMALY_CATEGORY = "Anomaly"
+"""Category of an anomalous video whose name carries no category (ShanghaiTech)."""
+
+_TABLE_SEPARATORS = {".csv": ",", ".tsv": "\t", ".parquet": None}
+_MAX_LISTED = 20
+_INTEGER = re.compile(r"-?\d+")
+
+
+def load_ground_truth(
+    path: Path | str,
+    *,
+    format: str | None = None,
+    interval_end: Literal["inclusive", "exclusive"] = "exclusive",
+    frame_counts: Mapping[str, int] | Path | str | None = None,
+    normal_category: str = "Normal",
+) -> GroundTruth:
+    """Frame labels of a benchmark from any of :data:`GROUND_TRUTH_FORMATS` (see module doc).
+
+    ``interval_end`` and ``frame_counts`` apply to the ``ucf-crime`` text format only;
+    ``frame_counts`` given with another format is an error (those formats carry their counts).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise AuditInputError(f"{path}: ground-truth file or folder not found")
+    if format is None:
+        format = _detect_ground_truth_format(path)
+    elif format not in GROUND_TRUTH_FORMATS:
+        raise AuditInputError(
+            f"{path}: unknown ground-truth format {format!r}; expected one of "
+            f"{', '.join(GROUND_TRUTH_FORMATS)}"
+        )
+    if interval_end not in ("inclusive", "exclusive"):
+        raise AuditInputError(
+            f"{path}: interval_end must be 'inclusive' or 'exclusive', got {interval_end!r}"
+        )
+    if format != "ucf-crime" and frame_counts is not None:
+        raise AuditInputError(
+            f"{path}: frame_counts applies to the ucf-crime text format only; the {format} "
+            "format carries its own frame counts"
+        )
+    if format == "ucf-crime":
+        if path.is_dir():
+            raise AuditInputError(f"{path}: the ucf-crime format needs a text file, not a folder")
+        gt_parts = _read_annotation(path, interval_end, frame_counts)
+    elif format == "npy-folder":
+        gt_parts = _read_npy_folder(path)
+    elif format == "json":
+        gt_parts = _read_json(path)
+    else:
+        gt_parts = _read_label_table(path)
+    return gt_parts.build(path, format, normal_category)
+
+
+def load_frame_counts(path: Path | str) -> dict[str, int]:
+    """Frame count per video id from a counts file, in file order.
+
+    One video per line as ``<video> <frames>``, ``<video>@<frames>`` (uws4vad
+    ``ucf_tframes.txt``), ``<video>,<frames>`` or tab-separated; a first line whose count is
+    not an integer (a CSV header such as ``video,frames``), blank lines and ``#`` comments are
+    skipped. Counts must be positive; a video listed twice is an error.
+    """
+    path = Path(path)
+    counts: dict[str, int] = {}
+    first_line: dict[str, int] = {}
+    header_allowed = True
+    for number, line in enumerate(_read_text_lines(path, "frame-counts file"), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        separator = next((s for s in ("@", ",", "\t") if s in text), None)
+        fields = [field.strip() for field in text.rsplit(separator, 1)]
+        if len(fields) != 2 or not _INTEGER.fullmatch(fields[1]):
+            if header_allowed:
+                header_allowed = False
+                continue
+            raise AuditInputError(
+                f"{path}:{number}: expected '<video> <frames>' (or '@', ',' or tab as "
+                f"separator), got {text!r}"
+            )
+        header_allowed = False
+        video, frames = video_id_from_entry(fields[0]), int(fields[1])
+        if frames <= 0:
+            raise AuditInputError(f"{path}:{number}: video {video}: frame count {frames} <= 0")
+        if video in counts:
+            raise AuditInputError(
+                f"{path}:{number}: video {video} is listed twice (first on line "
+                f"{first_line[video]})"
+            )
+        counts[video], first_line[video] = frames, number
+    if not counts:
+        raise AuditInputError(f"{path}: the frame-counts file lists no video")
+    return counts
+
+
+def load_scores(
+    path: Path | str,
+    ground_truth: GroundTruth,
+    *,
+    name: str,
+    family: str | None = None,
+    snippet_repeat: int = 1,
+    video_order: Path | str | Sequence[str] | None = None,
+) -> ModelScores:
+    """One model's scores, aligned frame by frame to ``ground_truth`` (float64).
+
+    Formats, detected from the path:
+
+    - **table** (``.csv``, ``.tsv``, ``.parquet``): columns ``video``, ``score`` and optional
+      ``frame``; with ``frame`` each video's rows must number ``0..m-1`` (snippets when
+      ``snippet_repeat > 1``), without it rows are taken in file order.
+    - **npy folder**: one ``.npy`` per video, shape ``(m,)`` or ``(m, 1)``; ids from stems.
+      Several files of one video (crops ``__0`` … ``__9``) or 2-D ``(m, C)`` arrays are
+      errors: average the crops first.
+    - **concatenated** ``.npy``: one 1-D array holding all videos back to back, in
+      ``video_order`` (a list file read by :func:`vadscene.video_lists.read_video_list`, or
+      a sequence of ids/entries; default: the ground truth's order). With
+      ``snippet_repeat=1`` video ``v`` owns ``n_v`` values. With ``snippet_repeat=k > 1`` it
+      owns ``m_v`` snippet scores, where ``m_v`` follows the first rule among ``ceil(n_v/k)``,
+      ``floor(n_v/k)``, ``(n_v-1)//k`` whose total equals the array's length (rules with
+      equal totals split identically); the rule used is stated in the notes. XD-Violence's
+      standard I3D features have ``(n_v-1)//16`` snippets for all 800 test videos, but
+      UCF-Crime's follow no rule of the raw frame counts (9 of 290 videos have one snippet
+      fewer than ``floor(n_v/16)``): split those against a snippet-resolution ground truth
+      (PEL4VAD ``single_gt``: ``16·m_v`` frames, so ``ceil`` is exact) or save per-video files.
+
+    Snippet repetition (``snippet_repeat=k``): each score is repeated ``k`` times
+    (``np.repeat``), giving ``L = k·m`` values for a video of ``n`` frames. ``L > n`` with
+    ``L - n < k`` is truncated to ``n``; ``L < n`` with ``n - L <= k`` is padded with the last
+    score (up to one whole snippet may be missing: feature extractors drop the last, possibly
+    complete, snippet); any other ``L`` is an error. Without repetition every video needs
+    exactly ``n`` scores. Scores must be finite. Videos of the scores missing from the ground
+    truth, and ground-truth videos without scores, are errors listing them.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise AuditInputError(f"{path}: score file or folder not found")
+    if isinstance(snippet_repeat, bool) or not isinstance(snippet_repeat, int):
+        raise AuditInputError(f"{path}: snippet_repeat must be an integer, got {snippet_repeat!r}")
+    if snippet_repeat < 1:
+        raise AuditInputError(f"{path}: snippet_repeat must be >= 1, got {snippet_repeat}")
+    suffix = path.suffix.lower()
+    concatenated = path.is_file() and suffix == ".npy"
+    if video_order is not None and not concatenated:
+        raise AuditInputError(
+            f"{path}: video_order applies to one concatenated .npy score array only"
+        )
+    notes: list[str] = []
+    if path.is_dir():
+        notes.append("format: folder of per-video .npy score arrays")
+        per_video = _read_score_folder(path)
+    elif suffix in _TABLE_SEPARATORS:
+        notes.append(f"format: score table ({suffix[1:]})")
+        per_video = _read_score_table(path, unit="snippet" if snippet_repeat > 1 else "frame")
+    elif concatenated:
+        order = _video_order(path, ground_truth, video_order)
+        per_video = _split_concatenated(path, ground_truth, order, snippet_repeat, notes)
+    else:
+        raise AuditInputError(
+            f"{path}: unsupported score file; expected a folder of .npy files, one "
+            "concatenated .npy, or a .csv/.tsv/.parquet table"
+        )
+    scores = _align(path, ground_truth, per_video, snippet_repeat, notes)
+    return ModelScores(
+        name=name, scores=scores, source=str(path), family=family, notes=tuple(notes)
+    )
+
+
+def parse_scores_argument(text: str) -> tuple[str, Path, str | None]:
+    """``NAME=PATH[@FAMILY]`` → ``(name, path, family)``, e.g. ``rtfm=out/rtfm.npy@i3d``.
+
+    The family is the part after the last ``@`` when it contains no path separator, so a
+    path with ``@`` in a folder name still parses. Name, path and family must not be empty.
+    """
+    usage = f"expected NAME=PATH[@FAMILY], e.g. rtfm=scores/rtfm.npy@i3d; got {text!r}"
+    name, separator, rest = text.partition("=")
+    name, rest = name.strip(), rest.strip()
+    if not separator or not name or not rest:
+        raise AuditInputError(f"model scores argument: {usage}")
+    location, at, family = rest.rpartition("@")
+    if not at or "/" in family or "\\" in family:
+        location, family = rest, ""
+    elif not family.strip() or not location.strip():
+        raise AuditInputError(f"model scores argument: empty path or family; {usage}")
+    return name, Path(location.strip()), family.strip() or None
+
+
+# --- ground truth -------------------------------------------------------------------------
+
+
+@dataclass
+class _Parts:
+    """Ground truth before assembly: per-video labels, categories (None: from the name)."""
+
+    videos: list[str]
+    categories: list[str | None]
+    labels: list[np.ndarray]
+    conventions: dict[str, str]
+
+    def build(self, path: Path, format: str, normal_category: str) -> GroundTruth:
+        if not self.videos:
+            raise AuditInputError(f"{path}: the ground truth lists no video")
+        categories: list[str] = []
+        from_labels = 0
+        for video, given, labels in zip(self.videos, self.categories, self.labels, strict=True):
+            category = (
+                given if given is not None else category_from_video_id(video, normal_category)
+            )
+            if category is None:
+                from_labels += 1
+                category = ANOMALY_CATEGORY if labels.any() else normal_category
+            categories.append(category)
+        source = self.conventions.pop("categories", "video names (category_from_video_id)")
+        if from_labels:
+            source += (
+                f"; {from_labels} videos without a category in their name: "
+                f"{normal_category!r} if no anomalous frame, else {ANOMALY_CATEGORY!r}"
+            )
+        conventions = {
+            "format": format,
+            "interval_end": "not applicable (per-frame labels)",
+            **self.conventions,
+            "categories": source,
+            "normal_category": normal_category,
+        }
+        lengths = [len(labels) for labels in self.labels]
+        return GroundTruth(
+            video_ids=tuple(self.videos),
+            categories=tuple(categories),
+            offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            labels=np.concatenate(self.labels).astype(bool),
+            source=str(path),
+            conventions=conventions,
+            normal_category=normal_category,
+        )
+
+
+@dataclass
+class _Line:
+    """One parsed line of a ucf-crime annotation."""
+
+    number: int
+    video: str
+    frames: int | None
+    category: str | None
+    intervals: list[tuple[int, int]]
+
+
+def _detect_ground_truth_format(path: Path) -> str:
+    if path.is_dir():
+        return "npy-folder"
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return "json"
+    if suffix in _TABLE_SEPARATORS:
+        return "table"
+    if suffix in {".npy", ".npz", ".mat", ".pkl"}:
+        raise AuditInputError(
+            f"{path}: a single {suffix} file is not a supported ground truth; use a folder "
+            "of per-video .npy files, a .json, a table, or a UCF-Crime style text annotation"
+        )
+    return "ucf-crime"
+
+
+def _read_annotation(
+    path: Path,
+    interval_end: str,
+    frame_counts: Mapping[str, int] | Path | str | None,
+) -> _Parts:
+    lines = _parse_annotation_lines(path)
+    has_frames = lines[0].frames is not None
+    has_category = lines[0].category is not None
+    conventions = {"interval_end": interval_end}
+    if has_frames:
+        if frame_counts is not None:
+            raise AuditInputError(
+                f"{path}: the annotation has a frame-count column; do not also pass frame_counts"
+            )
+        videos = [line.video for line in lines]
+        counts = {line.video: line.frames for line in lines}
+        conventions["frame_counts"] = "column"
+    else:
+        if frame_counts is None:
+            raise AuditInputError(
+                f"{path}: the annotation has no frame-count column; pass frame_counts "
+                "(a counts file or a mapping video → frames)"
+            )
+        if isinstance(frame_counts, str | Path):
+            given = load_frame_counts(frame_counts)
+            conventions["frame_counts"] = f"counts file {frame_counts}"
+        else:
+            given = _checked_mapping(frame_counts)
+            conventions["frame_counts"] = "mapping"
+        videos, counts = _match_counts(path, [line.video for line in lines], given, has_category)
+        aliased = [video for video in counts if video not in given]
+        if aliased:
+            conventions["frame_counts"] += (
+                f" ({len(aliased)} videos matched by UCF-Crime short name, e.g. "
+                f"{aliased[0]} ↔ {_ucf_short_name(aliased[0])})"
+            )
+        if not has_category:
+            conventions["video_set"] = (
+                f"the frame counts: {len(videos)} videos, {len(videos) - len(lines)} of them "
+                "not in the annotation and all-normal"
+            )
+    conventions["video_order"] = "frame counts" if "video_set" in conventions else "file"
+    by_video = {line.video: line for line in lines}
+    clipped: list[str] = []
+    labels = []
+    for video in videos:
+        n = counts[video]
+        video_labels = np.zeros(n, dtype=bool)
+        line = by_video.get(video)
+        for start, end in line.intervals if line else []:
+            stop = end + 1 if interval_end == "inclusive" else end
+            where = (
+                f"{path}:{line.number}: video {video}: interval [{start}, {end}] "
+                f"({interval_end} end)"
+            )
+            if start >= n:
+                raise AuditInputError(
+                    f"{where} starts at or after the video's end: the video has {n} frames "
+                    f"(0..{n - 1}; frame count from {conventions['frame_counts']})"
+                )
+            if stop > n:
+                if stop - n > END_OVERRUN_TOLERANCE:
+                    raise AuditInputError(
+                        f"{where} ends past the video's end: the video has {n} frames "
+                        f"(0..{n - 1}), so the end may be at most "
+                        f"{n if interval_end == 'exclusive' else n - 1} (overrun "
+                        f"{stop - n} > tolerance {END_OVERRUN_TOLERANCE}; frame count from "
+                        f"{conventions['frame_counts']})"
+                    )
+                clipped.append(f"{video} [{start}, {end}] n={n}")
+            video_labels[start:stop] = True
+        labels.append(video_labels)
+    if clipped:
+        conventions["clipped_intervals"] = (
+            f"{len(clipped)} interval(s) ending up to {END_OVERRUN_TOLERANCE} frames past the "
+            f"frame count clipped to the video end: {_listing(clipped)}"
+        )
+    categories: list[str | None] = [
+        by_video[video].category if video in by_video else None for video in videos
+    ]
+    if has_category:
+        conventions["categories"] = "category column"
+    return _Parts(videos, categories, labels, conventions)
+
+
+def _parse_annotation_lines(path: Path) -> list[_Line]:
+    layouts = {
+        (True, True): "name frames category intervals...",
+        (False, True): "name category intervals...",
+        (False, False): "name intervals...",
+    }
+    parsed: list[_Line] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(_read_text_lines(path, "annotation file"), 1):
+        tokens = text.split()
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        video, rest = video_id_from_entry(tokens[0]), tokens[1:]
+        frames = category = None
+        if len(rest) >= 2 and _INTEGER.fullmatch(rest[0]) and not _INTEGER.fullmatch(rest[1]):
+            frames, category, rest = int(rest[0]), rest[1], rest[2:]
+        elif rest and not _INTEGER.fullmatch(rest[0]):
+            category, rest = rest[0], rest[1:]
+        layout = layouts[(frames is not None, category is not None)]
+        if parsed:
+            first = parsed[0]
+            expected = layouts[(first.frames is not None, first.category is not None)]
+            if layout != expected:
+                raise AuditInputError(
+                    f"{path}:{number}: video {video}: line has layout '{layout}' but line "
+                    f"{first.number} has '{expected}'"
+                )
+        bad = [token for token in rest if not _INTEGER.fullmatch(token)]
+        if bad:
+            raise AuditInputError(
+                f"{path}:{number}: video {video}: interval bounds must be integers, got {bad[0]!r}"
+            )
+        numbers = [int(token) for token in rest]
+        if len(numbers) % 2:
+            raise AuditInputError(
+                f"{path}:{number}: video {video}: {len(numbers)} interval numbers, expected "
+                "start/end pairs (an even number)"
+            )
+        if frames is not None and frames <= 0:
+            raise AuditInputError(f"{path}:{number}: video {video}: frame count {frames} <= 0")
+        intervals = []
+        for start, end in zip(numbers[::2], numbers[1::2], strict=True):
+            if (start, end) == (-1, -1):
+                continue
+            if start < 0 or end < start:
+                raise AuditInputError(
+                    f"{path}:{number}: video {video}: invalid interval [{start}, {end}] "
+                    "(negative, or start after end; -1 -1 means no interval)"
+                )
+            intervals.append((start, end))
+        if video in seen:
+            raise AuditInputError(
+                f"{path}:{number}: video {video} is listed twice (first on line {seen[video]})"
+            )
+        seen[video] = number
+        parsed.append(_Line(number, video, frames, category, intervals))
+    if not parsed:
+        raise AuditInputError(f"{path}: the annotation lists no video")
+    return parsed
+
+
+def _ucf_short_name(video: str) -> str:
+    """``Abuse028_x264`` → ``Abuse028``; ``Normal_Videos_003_x264`` → ``Normal003``."""
+    return re.sub(r"^Normal_Videos_", "Normal", video.removesuffix("_x264"))
+
+
+def _match_counts(
+    path: Path, annotated: list[str], counts: dict[str, int], has_category: bool
+) -> tuple[list[str], dict[str, int]]:
+    """Videos (annotation order, or counts order without a category column) and their counts."""
+    by_short: dict[str, str | None] = {}
+    for key in counts:
+        short = _ucf_short_name(key)
+        by_short[short] = None if short in by_short else key  # None: ambiguous
+    key_of: dict[str, str] = {}
+    missing: list[str] = []
+    for video in annotated:
+        key = video if video in counts else by_short.get(_ucf_short_name(video))
+        if key is None:
+            missing.append(video)
+        else:
+            key_of[video] = key
+    if missing:
+        raise AuditInputError(
+            f"{path}: {len(missing)} annotated videos have no frame count (looked up by id "
+            f"and by UCF-Crime short name): {_listing(missing)}"
+        )
+    if has_category:
+        return annotated, {video: counts[key] for video, key in key_of.items()}
+    video_of = {key: video for video, key in key_of.items()}
+    videos = [video_of.get(key, key) for key in counts]
+    return videos, {video: counts[key] for video, key in zip(videos, counts, strict=True)}
+
+
+def _checked_mapping(frame_counts: Mapping[str, int]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for key, frames in frame_counts.items():
+        video = video_id_from_entry(str(key))
+        if isinstance(frames, bool) or not isinstance(frames, int | np.integer) or frames <= 0:
+            raise AuditInputError(
+                f"frame_counts mapping: video {video}: frame count must be a positive "
+                f"integer, got {frames!r}"
+            )
+        if video in counts:
+            raise AuditInputError(f"frame_counts mapping: video {video} is given twice")
+        counts[video] = int(frames)
+    return counts
+
+
+def _read_npy_folder(path: Path) -> _Parts:
+    files = sorted(path.glob("*.npy"))
+    if not files:
+        raise AuditInputError(f"{path}: no .npy ground-truth files in the folder")
+    by_video: dict[str, tuple[Path, np.ndarray]] = {}
+    for file in files:
+        video = video_id_from_entry(file.stem.removesuffix("_gt"))
+        if video in by_video:
+            raise AuditInputError(
+                f"{path}: {by_video[video][0].name} and {file.name} are both video {video}"
+            )
+        array = _load_npy(file)
+        if array.ndim != 1:
+            raise AuditInputError(
+                f"{file}: video {video}: expected a 1-D 0/1 array, got shape {array.shape}"
+            )
+        by_video[video] = (file, _binary(array, f"{file}: video {video}"))
+    videos = sorted(by_video)
+    return _Parts(
+        videos,
+        [None] * len(videos),
+        [by_video[video][1] for video in videos],
+        {"frame_counts": "array lengths", "video_order": "sorted ids"},
+    )
+
+
+def _read_json(path: Path) -> _Parts:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AuditInputError(f"{path}: not a valid JSON file ({exc})") from None
+    if not isinstance(data, dict):
+        raise AuditInputError(
+            f'{path}: expected {{"<video>": {{"num_frames": n, "labels": [...]}}, ...}}'
+        )
+    videos: list[str] = []
+    labels: list[np.ndarray] = []
+    for key, entry in data.items():
+        video = video_id_from_entry(key)
+        where = f"{path}: video {video}"
+        if video in videos:
+            raise AuditInputError(f"{where} appears twice")
+        if not isinstance(entry, dict) or not {"num_frames", "labels"} <= entry.keys():
+            raise AuditInputError(f'{where}: expected {{"num_frames": n, "labels": [...]}}')
+        frames, values = entry["num_frames"], entry["labels"]
+        if isinstance(frames, bool) or not isinstance(frames, int) or not isinstance(values, list):
+            raise AuditInputError(f"{where}: num_frames must be an integer and labels a list")
+        if len(values) != frames:
+            raise AuditInputError(
+                f"{where}: num_frames is {frames} but labels has {len(values)} values"
+            )
+        try:
+            array = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise AuditInputError(f"{where}: labels must be numbers 0/1") from None
+        videos.append(video)
+        labels.append(_binary(array, where))
+    return _Parts(
+        videos,
+        [None] * len(videos),
+        labels,
+        {"frame_counts": "num_frames (equal to the labels' lengths)", "video_order": "file"},
+    )
+
+
+def _read_label_table(path: Path) -> _Parts:
+    table = _read_table(path, required=("video", "frame", "label"))
+    videos, rows = _group_rows(path, table, indexed_by="frame")
+    labels = [
+        _binary(table["label"].to_numpy()[r], f"{path}: video {v}")
+        for v, r in zip(videos, rows, strict=True)
+    ]
+    conventions = {"frame_counts": "rows per video", "video_order": "first appearance"}
+    if "category" not in table.columns:
+        return _Parts(videos, [None] * len(videos), labels, conventions)
+    column = table["category"].astype(str).to_numpy()
+    categories: list[str | None] = []
+    for video, video_rows in zip(videos, rows, strict=True):
+        values = pd.unique(column[video_rows])
+        if len(values) != 1:
+            raise AuditInputError(
+                f"{path}: video {video}: several categories {sorted(values)[:5]}; the "
+                "category must be constant per video"
+            )
+        categories.append(str(values[0]))
+    conventions["categories"] = "category column"
+    return _Parts(videos, categories, labels, conventions)
+
+
+def _binary(values: np.ndarray, where: str) -> np.ndarray:
+    """Bool labels from 0/1 values (bool, integer or float); anything else is an error."""
+    if values.dtype == bool:
+        return values
+    if values.dtype.kind not in "iuf":
+        raise AuditInputError(f"{where}: labels must be 0/1, got values of type {values.dtype}")
+    bad = np.flatnonzero((values != 0) & (values != 1))
+    if bad.size:
+        raise AuditInputError(
+            f"{where}: labels must be 0/1, got {values[bad[0]].item()} at frame {bad[0]} "
+            f"({bad.size} such frames)"
+        )
+    return values == 1
+
+
+# --- scores -------------------------------------------------------------------------------
+
+
+def _read_score_folder(path: Path) -> dict[str, np.ndarray]:
+    files = sorted(path.glob("*.npy"))
+    if not files:
+        raise AuditInputError(f"{path}: no .npy score files in the folder")
+    per_video: dict[str, np.ndarray] = {}
+    file_of: dict[str, Path] = {}
+    for file in files:
+        video = video_id_from_entry(file.name)
+        if video in per_video:
+            raise AuditInputError(
+                f"{path}: {file_of[video].name} and {file.name} are both video {video}; "
+                "one file per video is expected (average the crops first)"
+            )
+        array = _load_npy(file)
+        if array.ndim == 2 and array.shape[1] == 1:
+            array = array[:, 0]
+        if array.ndim != 1:
+            hint = " (one column per crop? average the crops first)" if array.ndim == 2 else ""
+            raise AuditInputError(
+                f"{file}: video {video}: expected scores of shape (T,) or (T, 1), got "
+                f"{array.shape}{hint}"
+            )
+        per_video[video], file_of[video] = _numeric(array, f"{file}: video {video}"), file
+    return per_video
+
+
+def _read_score_table(path: Path, unit: str) -> dict[str, np.ndarray]:
+    table = _read_table(path, required=("video", "score"))
+    index = "frame" if "frame" in table.columns else None
+    videos, rows = _group_rows(path, table, indexed_by=index, unit=unit)
+    column = table["score"].to_numpy()
+    return {
+        video: _numeric(column[video_rows], f"{path}: video {video}")
+        for video, video_rows in zip(videos, rows, strict=True)
+    }
+
+
+def _video_order(
+    path: Path, ground_truth: GroundTruth, video_order: Path | str | Sequence[str] | None
+) -> list[str]:
+    if video_order is None:
+        return list(ground_truth.video_ids)
+    if isinstance(video_order, str | Path):
+        try:
+            return read_video_list(video_order)
+        except VadsceneError as exc:
+            raise AuditInputError(f"{path}: video order: {exc}") from None
+    order = list(dict.fromkeys(video_id_from_entry(str(entry)) for entry in video_order))
+    if not order:
+        raise AuditInputError(f"{path}: the video order is empty")
+    return order
+
+
+def _split_concatenated(
+    path: Path,
+    ground_truth: GroundTruth,
+    order: list[str],
+    snippet_repeat: int,
+    notes: list[str],
+) -> dict[str, np.ndarray]:
+    array = _load_npy(path)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise AuditInputError(
+            f"{path}: a concatenated score array must be 1-D, got shape {array.shape}"
+        )
+    array = _numeric(array, str(path))
+    _check_video_sets(path, ground_truth, order)
+    frames = ground_truth.frame_counts[[ground_truth.video_ids.index(v) for v in order]]
+    k = snippet_repeat
+    rules = {"n" if k == 1 else "ceil(n/k)": -(-frames // k)}
+    if k > 1:
+        rules |= {"floor(n/k)": frames // k, "(n-1)//k": (frames - 1) // k}
+    totals = {rule: int(lengths.sum()) for rule, lengths in rules.items()}
+    rule = next((r for r, total in totals.items() if total == array.shape[0]), None)
+    if rule is None:
+        expected = ", ".join(f"{total} ({r})" for r, total in totals.items())
+        raise AuditInputError(
+            f"{path}: the concatenated array has {array.shape[0]} values but the "
+            f"{len(order)} videos of the order need {expected}"
+            + (
+                " per frame; one score per snippet needs snippet_repeat"
+                if k == 1
+                else " snippets; when the snippet counts follow no rule of n (UCF-Crime's I3D "
+                "features), save per-video files or a table, or use a ground truth at snippet "
+                "resolution (e.g. PEL4VAD single_gt)"
+            )
+        )
+    notes.append(
+        "format: one concatenated .npy"
+        + (f", split into {rule} snippets per video (k={k}, n frames)" if k > 1 else "")
+    )
+    pieces = np.split(array, np.cumsum(rules[rule])[:-1])
+    return dict(zip(order, pieces, strict=True))
+
+
+def _align(
+    path: Path,
+    ground_truth: GroundTruth,
+    per_video: dict[str, np.ndarray],
+    k: int,
+    notes: list[str],
+) -> np.ndarray:
+    _check_video_sets(path, ground_truth, list(per_video))
+    unit = "snippet" if k > 1 else "frame"
+    truncated: list[int] = []
+    padded: list[int] = []
+    aligned = []
+    for video, n in zip(ground_truth.video_ids, ground_truth.frame_counts.tolist(), strict=True):
+        values = per_video[video]
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise AuditInputError(
+                f"{path}: video {video}: score {values[bad[0]]} at {unit} {bad[0]} is not "
+                f"finite ({bad.size} non-finite scores in this video)"
+            )
+        m = values.shape[0]
+        if m == 0:
+            raise AuditInputError(f"{path}: video {video}: no scores (the video has {n} frames)")
+        if k == 1:
+            if m != n:
+                raise AuditInputError(
+                    f"{path}: video {video}: {m} scores but the ground truth has {n} frames"
+                )
+            aligned.append(values)
+            continue
+        expanded = np.repeat(values, k)
+        length = expanded.shape[0]
+        if n <= length < n + k:
+            if length > n:
+                truncated.append(length - n)
+            aligned.append(expanded[:n])
+        elif n - k <= length < n:
+            padded.append(n - length)
+            aligned.append(np.concatenate([expanded, np.full(n - length, values[-1])]))
+        else:
+            raise AuditInputError(
+                f"{path}: video {video}: {m} snippets × {k} = {length} frames, but the ground "
+                f"truth has {n} frames (allowed {n - k}..{n + k - 1}: truncate fewer than {k} "
+                f"extra frames or pad at most {k} missing ones)"
+            )
+    if k == 1:
+        notes.append("one score per frame (no snippet repetition)")
+    else:
+        notes.append(
+            f"snippet_repeat={k}: each score repeated {k}×; "
+            f"{len(truncated)} videos truncated to their frame count (by up to "
+            f"{max(truncated, default=0)} frames), {len(padded)} padded with their last score "
+            f"(by up to {max(padded, default=0)} frames), "
+            f"{ground_truth.n_videos - len(truncated) - len(padded)} exact"
+        )
+    return np.concatenate(aligned)
+
+
+def _check_video_sets(path: Path, ground_truth: GroundTruth, videos: list[str]) -> None:
+    known = set(ground_truth.video_ids)
+    given = set(videos)
+    unknown = [v for v in videos if v not in known]
+    missing = [v for v in ground_truth.video_ids if v not in given]
+    problems = []
+    if unknown:
+        problems.append(f"{len(unknown)} videos not in the ground truth: {_listing(unknown)}")
+    if missing:
+        problems.append(f"{len(missing)} ground-truth videos without scores: {_listing(missing)}")
+    if problems:
+        raise AuditInputError(
+            f"{path}: scores do not cover the ground truth ({ground_truth.source}): "
+            + "; ".join(problems)
+        )
+
+
+def _numeric(values: np.ndarray, where: str) -> np.ndarray:
+    if values.dtype.kind not in "biuf":
+        raise AuditInputError(f"{where}: scores must be numbers, got values of type {values.dtype}")
+    return values.astype(np.float64)
+
+
+# --- shared readers -----------------------------------------------------------------------
+
+
+def _read_text_lines(path: Path, what: str) -> list[str]:
+    if not path.is_file():
+        raise AuditInputError(f"{path}: {what} not found")
+    try:
+        return path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise AuditInputError(f"{path}: {what} is not UTF-8 text ({exc})") from None
+
+
+def _load_npy(file: Path) -> np.ndarray:
+    try:
+        return np.load(file, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise AuditInputError(f"{file}: cannot read as a numeric .npy array ({exc})") from None
+
+
+def _read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+    separator = _TABLE_SEPARATORS[path.suffix.lower()]
+    try:
+        if separator is None:
+            table = pd.read_parquet(path)
+        else:
+            table = pd.read_csv(path, sep=separator, dtype={"video": str})
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise AuditInputError(f"{path}: cannot read the table ({exc})") from None
+    absent = [column for column in required if column not in table.columns]
+    if absent:
+        raise AuditInputError(
+            f"{path}: missing column(s) {', '.join(absent)}; found "
+            f"{', '.join(map(str, table.columns))}"
+        )
+    if table.empty:
+        raise AuditInputError(f"{path}: the table has no rows")
+    return table
+
+
+def _group_rows(
+    path: Path, table: pd.DataFrame, indexed_by: str | None, unit: str = "frame"
+) -> tuple[list[str], list[np.ndarray]]:
+    """Row numbers of each video (first-appearance order), sorted by ``indexed_by``.
+
+    When ``indexed_by`` names a column, each video's values in it must be exactly 0..m-1.
+    """
+    raw_codes, raw_names = pd.factorize(table["video"].astype(str), sort=False)
+    raw_ids = pd.Series([video_id_from_entry(name) for name in raw_names])
+    if raw_ids.duplicated().any():
+        video = raw_ids[raw_ids.duplicated()].iloc[0]
+        spellings = [str(raw_names[i]) for i in np.flatnonzero(raw_ids == video)]
+        raise AuditInputError(
+            f"{path}: video {video} appears under several names ({', '.join(spellings[:5])}); "
+            "one row per video and frame is expected (average the crops first)"
+        )
+    codes, videos = raw_codes, raw_ids.to_numpy()
+    if indexed_by is None:
+        order = np.argsort(codes, kind="stable")
+    else:
+        index = table[indexed_by]
+        if not pd.api.types.is_integer_dtype(index):
+            raise AuditInputError(f"{path}: column {indexed_by} must hold integers (0-based)")
+        index = index.to_numpy()
+        order = np.lexsort((index, codes))
+    counts = np.bincount(codes, minlength=len(videos))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    if indexed_by is not None:
+        expected = np.arange(len(order)) - np.repeat(starts[:-1], counts)
+        wrong = np.flatnonzero(index[order] != expected)
+        if wrong.size:
+            code = codes[order[wrong[0]]]
+            seen = index[codes == code]
+            values, times = np.unique(seen, return_counts=True)
+            missing = sorted(set(range(counts[code])) - set(values.tolist()))
+            raise AuditInputError(
+                f"{path}: video {videos[code]}: {counts[code]} rows but column {indexed_by} "
+                f"is not 0..{counts[code] - 1} once each ({unit}s missing: {missing[:10]}, "
+                f"duplicated: {values[times > 1][:10].tolist()}, "
+                f"out of range: {values[(values < 0) | (values >= counts[code])][:10].tolist()})"
+            )
+    return [str(v) for v in videos], np.split(order, starts[1:-1])
+
+
+def _listing(names: list[str]) -> str:
+    shown = ", ".join(names[:_MAX_LISTED])
+    return shown + (f", … ({len(names) - _MAX_LISTED} more)" if len(names) > _MAX_LISTED else "")

@@ -1,0 +1,720 @@
+"""Write an audit's report: JSON, one CSV per table, figures, Markdown and a self-contained HTML.
+
+Markdown and HTML are rendered from one document model — sections of paragraphs, lists, tables
+already formatted as text, and figures — so the two files never say different things. The HTML
+needs no network: its CSS is inline and every figure is an inline SVG rendered offline by
+vl-convert (the same SVGs are written to ``figures/`` for the Markdown and for papers). Every
+file is replaced atomically, so an interrupted run never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import vl_convert
+
+from vadscene.audit import figures
+from vadscene.audit.result import AuditResult
+
+_CONVENTION_LABELS = {
+    "ground_truth": "Ground truth file",
+    "format": "Ground truth format",
+    "interval_end": "Interval end convention",
+    "frame_counts": "Frame counts from",
+    "tie_convention": "Ties",
+    "replicates": "replicates (B)",
+}
+"""Display names of convention keys (engine.py's); any other key is shown as "Its key"."""
+
+_SHORT_GRANULARITY = {g: label.split(" — ")[0] for g, label in figures.GRANULARITY_LABELS.items()}
+"""Table headers ("micro", "per-category", ...), in the figures' order."""
+
+
+@dataclass(frozen=True)
+class _Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Note:
+    """A "how to read this" paragraph."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class _List:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Table:
+    """Cells already formatted; the first ``labels`` columns are text, the rest numbers."""
+
+    frame: pd.DataFrame
+    labels: int = 1
+
+
+@dataclass(frozen=True)
+class _Figure:
+    name: str
+    chart: alt.TopLevelMixin
+    alt_text: str
+
+
+_Block = _Text | _Note | _List | _Table | _Figure
+
+
+@dataclass(frozen=True)
+class _Section:
+    title: str
+    blocks: tuple[_Block, ...]
+
+    @property
+    def anchor(self) -> str:
+        """GitHub's heading anchor, so the Markdown contents links work there too."""
+        return re.sub(r"[^a-z0-9 -]", "", self.title.lower()).replace(" ", "-")
+
+
+def write_report(
+    result: AuditResult,
+    out_dir: Path,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Path]:
+    """Write every report file into ``out_dir`` (created if missing).
+
+    Returns file name (relative to ``out_dir``, e.g. ``"metrics.csv"``,
+    ``"figures/bias_dot_plot.svg"``) → path. ``progress`` is called with each step's name
+    ("json", "tables", "figures", "markdown", "html") before the step runs.
+    """
+    step = progress or (lambda _name: None)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+
+    def write(name: str, text: str) -> None:
+        path = out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, text)
+        written[name] = path
+
+    step("json")
+    write("report.json", result.to_json())
+    step("tables")
+    for name in AuditResult.TABLES:
+        table: pd.DataFrame = getattr(result, name)
+        if not table.empty:
+            write(f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
+    sections = _sections(result)
+    step("figures")
+    svgs: dict[str, str] = {}
+    for figure in _figures(sections):
+        svgs[figure.name] = vl_convert.vegalite_to_svg(figure.chart.to_dict())
+        write(f"figures/{figure.name}.svg", svgs[figure.name])
+    title, intro = _title(result)
+    step("markdown")
+    write("report.md", _markdown(title, intro, sections))
+    step("html")
+    write("report.html", _html(title, intro, sections, svgs))
+    return written
+
+
+# --- the document -----------------------------------------------------------------------------
+
+
+def _title(result: AuditResult) -> tuple[str, str]:
+    summary = result.summary
+    scope = f"{_count(summary.get('videos'))} videos, {_count(summary.get('frames'))} frames"
+    models = figures.model_order(result)
+    if not models:
+        return "Benchmark audit (ground truth only)", (
+            f"Ground truth of {scope}. No model scores were given, so this report describes "
+            "the benchmark's composition only."
+        )
+    return "Audit report", (
+        f"{len(models)} model{'s' if len(models) != 1 else ''} ({', '.join(models)}) on "
+        f"{scope}: which frame-score comparisons each AUROC rewards, how much survives "
+        "without within-video variation, and how the scores respond to scene factors."
+    )
+
+
+def _sections(result: AuditResult) -> list[_Section]:
+    """The report's sections in reading order; sections whose tables are empty are left out."""
+    builders = (
+        _inputs_section,
+        _composition_section,
+        _granularity_section,
+        _controls_section,
+        _per_category_section,
+        _comparisons_section,
+        _bias_section,
+        _scene_conditioned_section,
+    )
+    return [section for build in builders if (section := build(result)) is not None]
+
+
+def _inputs_section(result: AuditResult) -> _Section:
+    conventions = dict(result.conventions)
+    model_entries = conventions.pop("models", None)
+    items = []
+    for key, value in conventions.items():
+        label = _convention_label(key).capitalize()
+        if isinstance(value, dict):  # e.g. bootstrap: one line per setting
+            items += [f"{label} {_convention_label(k)}: {_plain(v)}" for k, v in value.items()]
+        else:
+            items.append(f"{label}: {_plain(value)}")
+    blocks: list[_Block] = [_List(tuple(items))] if items else []
+    models = _model_lines(result, model_entries)
+    blocks.append(_Text("Models:" if models else "No model scores were given."))
+    if models:
+        blocks.append(_List(tuple(models)))
+    return _Section("Inputs and conventions", tuple(blocks))
+
+
+def _convention_label(key: str) -> str:
+    return _CONVENTION_LABELS.get(key, key.replace("_", " "))
+
+
+def _model_lines(result: AuditResult, entries: Any) -> list[str]:
+    """One line per model: name, family, score file and notes as the run recorded them.
+
+    ``conventions["models"]`` (a list of dicts with name, family, source, notes) is preferred;
+    without it the families come from the metrics table.
+    """
+    if entries:
+        lines = []
+        for entry in entries:
+            line = f"{entry['name']} — family {entry.get('family') or 'n/a'}"
+            if entry.get("source"):
+                line += f", scores {entry['source']}"
+            if entry.get("notes"):
+                line += f"; notes: {'; '.join(map(str, entry['notes']))}"
+            lines.append(line)
+        return lines
+    families = dict(zip(result.metrics["model"], result.metrics["family"], strict=True))
+    return [f"{m} — family {families.get(m) or 'n/a'}" for m in figures.model_order(result)]
+
+
+def _composition_section(result: AuditResult) -> _Section | None:
+    s = result.summary
+    if not s and result.composition.empty:
+        return None
+    w = s.get("within_pair_fraction")
+    rows = [
+        ("Videos", _count(s.get("videos"))),
+        ("Frames", _count(s.get("frames"))),
+        ("Anomalous frames", _count(s.get("anomalous_frames"))),
+        ("Normal frames", _count(s.get("normal_frames"))),
+        ("Anomalous videos", _count(s.get("anomalous_videos"))),
+        ("Prevalence π (anomalous share of frames)", _pct(s.get("prevalence"))),
+        ("Mixed videos (anomalous and normal frames)", _count(s.get("mixed_videos"))),
+        ("Within-video pair fraction w", _pct(w)),
+        ("Max gain of within on micro (w/2)", _num(s.get("max_within_gain"))),
+        ("Oracle video-constant micro AUROC", _num(s.get("oracle_video_constant_auroc"))),
+        ("One-bit control micro AUROC", _num(s.get("one_bit_auroc"))),
+    ]
+    blocks: list[_Block] = [_Table(pd.DataFrame(rows, columns=["quantity", "value"]))]
+    if (chart := figures.composition_chart(result)) is not None:
+        blocks.append(_Figure("composition", chart, "Anomalous and normal frames per video"))
+    blocks.append(
+        _Note(
+            f"w is the share of anomalous–normal frame pairs whose two frames come from the same "
+            f"video (here {_pct(w)}); only mixed videos contribute such pairs. Pooled (micro) "
+            "AUROC = w·within + (1 − w)·cross, so perfect localisation can raise it by at most "
+            "w/2. The oracle gives every frame of a video its video's anomalous fraction, the "
+            "one-bit control scores 1 on anomalous videos and 0 on normal ones: neither "
+            "localises anything, so a micro AUROC near theirs is reachable by ranking whole "
+            "videos."
+        )
+    )
+    return _Section("Benchmark composition", tuple(blocks))
+
+
+def _granularity_section(result: AuditResult) -> _Section | None:
+    metrics = result.metrics
+    if metrics.empty:
+        return None
+    columns = [g for g in _SHORT_GRANULARITY if g in set(metrics["granularity"])]
+    cells = metrics.assign(cell=[_ci(*r) for r in metrics[["value", "ci_low", "ci_high"]].values])
+    wide = cells.pivot(index="model", columns="granularity", values="cell")
+    families = metrics.groupby("model", sort=False)["family"].first()
+    models = [m for m in figures.model_order(result) if m in wide.index]
+    table = pd.DataFrame(
+        {
+            "model": models,
+            "family": [_plain(families[m]) for m in models],
+            **{_SHORT_GRANULARITY[g]: [_plain(wide.at[m, g]) for m in models] for g in columns},
+        }
+    )
+    blocks: list[_Block] = [
+        _Figure(name, chart, alt_text)
+        for name, build, alt_text in (
+            ("granularity_forest", figures.granularity_forest_plot, "AUROC per granularity"),
+            ("decomposition", figures.decomposition_bars, "micro, within and cross AUROC"),
+        )
+        if (chart := build(result)) is not None
+    ]
+    blocks += [
+        _Table(table, labels=2),
+        _Note(
+            "Every column reads the same frame scores; only the set of anomalous–normal frame "
+            "pairs changes. micro pools all pairs, so it is dominated by pairs from different "
+            "videos (cross). within-video AUROC compares frames of the same video only; it is "
+            "the only granularity that tests temporal localisation (macro averages it per mixed "
+            "video, each video counting equally). per-category compares frames of one anomaly "
+            "category. Brackets: 95 % percentile interval over "
+            f"{_replicates(result)} video-bootstrap replicates (videos resampled with all their "
+            "frames); overlapping intervals do not rank models — see the paired comparisons."
+        ),
+    ]
+    return _Section("AUROC at each granularity", tuple(blocks))
+
+
+def _controls_section(result: AuditResult) -> _Section | None:
+    controls = result.controls
+    if controls.empty:
+        return None
+    table = pd.DataFrame(
+        {
+            "model": controls["model"],
+            "family": controls["family"].map(_plain),
+            "micro": controls["micro"].map(_num),
+            "micro (video mean)": controls["micro_video_mean"].map(_num),
+            "R_mean": controls["retention_mean"].map(_pct),
+            "within (video mean)": controls["within_video_mean"].map(_num),
+            "AP": controls["ap"].map(_num),
+            "AP (video mean)": controls["ap_video_mean"].map(_num),
+            "AP retention": controls["ap_retention"].map(_pct),
+            "clustered SE (micro)": controls["obuchowski_se"].map(_num),
+        }
+    )
+    return _Section(
+        "Video-level controls",
+        (
+            _Table(table, labels=2),
+            _Note(
+                "Each frame score is replaced by its video's mean score: frames of one video "
+                "can no longer be told apart, so within-video AUROC becomes exactly 0.5 and only "
+                "the ranking of whole videos remains. R_mean is the share of micro's margin above "
+                "chance that survives, (micro(video mean) − 0.5) / (micro − 0.5); near 100 % "
+                "means the pooled score needs no within-video variation. AP retention is the "
+                "same for frame AP above the prevalence. The clustered SE (Obuchowski) treats "
+                "videos, not frames, as the independent units."
+            ),
+        ),
+    )
+
+
+def _per_category_section(result: AuditResult) -> _Section | None:
+    per_category = result.per_category
+    if per_category.empty:
+        return None
+    support = per_category.groupby("category", sort=False)[
+        ["videos", "anomalous_frames", "normal_frames"]
+    ].first()
+    wide = per_category.pivot(index="category", columns="model", values="same_category_auroc")
+    models = [m for m in figures.model_order(result) if m in wide.columns]
+    table = pd.DataFrame(
+        {
+            "category": support.index,
+            "videos": support["videos"].map(_count).to_numpy(),
+            "anomalous frames": support["anomalous_frames"].map(_count).to_numpy(),
+            "normal frames": support["normal_frames"].map(_count).to_numpy(),
+            **{m: [_num(wide.at[c, m]) for c in support.index] for m in models},
+        }
+    )
+    return _Section(
+        "Per-category AUROC",
+        (
+            _Table(table),
+            _Note(
+                "Same-category AUROC per model: anomalous against normal frames, both from the "
+                "videos of one category, so the comparison cannot be won by telling categories "
+                "or Normal videos apart. The category-vs-Normal variant (normal frames of the "
+                "category plus all Normal videos) is in per_category.csv."
+            ),
+        ),
+    )
+
+
+def _comparisons_section(result: AuditResult) -> _Section | None:
+    resolved, comparisons = result.resolved, result.comparisons
+    resolved = resolved[resolved["pairs"] > 0]  # with fewer than two models: nothing compared
+    if resolved.empty and comparisons.empty:
+        return None
+    blocks: list[_Block] = []
+    if not resolved.empty:
+        cells = resolved.assign(
+            cell=[f"{r} / {p}" for r, p in resolved[["resolved", "pairs"]].values]
+        )
+        wide = cells.pivot(index="family", columns="granularity", values="cell")
+        families = ["all", *sorted(f for f in wide.index if f != "all")]
+        columns = [g for g in _SHORT_GRANULARITY if g in wide.columns]
+        table = pd.DataFrame(
+            {
+                "pairs compared": [
+                    "all pairs" if f == "all" else f"within family {f}" for f in families
+                ],
+                **{
+                    _SHORT_GRANULARITY[g]: [_plain(wide.at[f, g]) for f in families]
+                    for g in columns
+                },
+            }
+        )
+        blocks.append(_Table(table))
+    if not comparisons.empty:
+        marked = comparisons.assign(
+            cell=[
+                _ci(d, lo, hi, signed=True) + (" ✓" if ok else "")
+                for d, lo, hi, ok in comparisons[
+                    ["difference", "ci_low", "ci_high", "resolved"]
+                ].values
+            ]
+        )
+        wide = marked.pivot(index=["model_a", "model_b"], columns="granularity", values="cell")
+        columns = [g for g in _SHORT_GRANULARITY if g in wide.columns]
+        pairs = list(
+            dict.fromkeys(zip(comparisons["model_a"], comparisons["model_b"], strict=True))
+        )
+        table = pd.DataFrame(
+            {
+                "model A": [a for a, _ in pairs],
+                "model B": [b for _, b in pairs],
+                **{_SHORT_GRANULARITY[g]: [_plain(wide.at[p, g]) for p in pairs] for g in columns},
+            }
+        )
+        blocks.append(_Table(table, labels=2))
+    blocks.append(
+        _Note(
+            "Each pair of models is scored on the same bootstrap replicates (same resampled "
+            "videos), and the 95 % interval of the difference A − B decides: a pair is resolved "
+            '(✓) when it excludes 0. Counts "within family" keep only pairs of models sharing '
+            "a backbone — the comparisons state-of-the-art claims rest on."
+        )
+    )
+    return _Section("Paired model comparisons", tuple(blocks))
+
+
+def _bias_section(result: AuditResult) -> _Section | None:
+    bias = result.bias
+    if bias.empty:
+        return None
+    ordered = _by_contrast_then_model(result, bias)
+    table = pd.DataFrame(
+        {
+            "contrast": figures.contrast_labels(ordered),
+            "role": ordered["role"],
+            "primary": ordered["primary"].map(lambda p: "yes" if p else "no"),
+            "model": ordered["model"],
+            "n ⊕": ordered["n_positive"].map(_count),
+            "n ⊖": ordered["n_negative"].map(_count),
+            "bias-AUC [95 % CI]": [
+                _ci(*r) for r in ordered[["bias_auroc", "ci_low", "ci_high"]].values
+            ],
+            "p_bias": ordered["p_bias"].map(lambda p: _num(p, 3)),
+        }
+    )
+    blocks: list[_Block] = []
+    if (chart := figures.bias_dot_plot(result)) is not None:
+        blocks.append(_Figure("bias_dot_plot", chart, "bias-AUC per scene factor and model"))
+    blocks += [
+        _Table(table, labels=4),
+        _Note(
+            "bias-AUC uses normal frames only: the probability that a ⊕ video's mean "
+            "normal-frame score exceeds a ⊖ video's (n ⊕, n ⊖: videos at each pole). 0.5 means "
+            "the scores do not respond to the factor; the band 0.45–0.55 counts as practically "
+            "unbiased, and p_bias is the share of bootstrap replicates (videos resampled within "
+            "each pole) falling outside it. bias-AUC does not depend on how many videos each "
+            "pole has; a small pole only widens the interval. Control factors correlate with "
+            "the anomaly class by construction: read them as a check, not as scene reliance."
+        ),
+    ]
+    return _Section("Scene bias on normal footage", tuple(blocks))
+
+
+def _scene_conditioned_section(result: AuditResult) -> _Section | None:
+    conditioned = result.scene_conditioned
+    if conditioned.empty and result.scene_pairs.empty:
+        return None
+    blocks: list[_Block] = []
+    if not conditioned.empty:
+        ordered = _by_contrast_then_model(result, conditioned)
+        table = pd.DataFrame(
+            {
+                "contrast": figures.contrast_labels(ordered),
+                "model": ordered["model"],
+                "AUC_ref": ordered["auroc_ref"].map(_num),
+                "AUC_cond": ordered["auroc_cond"].map(_num),
+                "Δscene": ordered["delta_scene"].map(lambda d: _num(d, signed=True)),
+            }
+        )
+        blocks.append(_Table(table, labels=2))
+    blocks.append(
+        _Note(
+            "On the videos labelled in a factor, AUC_ref is the pooled AUROC and AUC_cond the "
+            "mean of the two same-pole AUROCs (⊕⊕, ⊖⊖). Δscene = AUC_ref − AUC_cond > 0 means "
+            "pairs across poles inflate the pooled AUROC: part of it is earned by telling the "
+            "poles apart rather than events. The heatmaps show the four pair-type AUROCs and the "
+            "share of pairs (w) each carries."
+        )
+    )
+    pair_models = set(result.scene_pairs["model"])
+    for i, model in enumerate(m for m in figures.model_order(result) if m in pair_models):
+        chart = figures.scene_pair_heatmap(result, model)
+        slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
+        blocks.append(_Figure(f"scene_pairs_{i + 1}_{slug}", chart, f"{model}: AUROC by pair type"))
+    return _Section("Scene-conditioned AUROC", tuple(blocks))
+
+
+def _by_contrast_then_model(result: AuditResult, table: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted like the figures: primary contrasts first, then the run's model order."""
+    contrast = pd.Categorical(
+        figures.contrast_labels(table), categories=figures.contrast_order(table), ordered=True
+    )
+    models = figures.model_order(result)
+    model = pd.Categorical(table["model"], categories=models, ordered=True)
+    order = pd.DataFrame({"c": contrast, "m": model}).sort_values(["c", "m"], kind="stable")
+    return table.loc[order.index]
+
+
+def _figures(sections: Iterable[_Section]) -> list[_Figure]:
+    return [b for s in sections for b in s.blocks if isinstance(b, _Figure)]
+
+
+def _replicates(result: AuditResult) -> str:
+    b = (result.conventions.get("bootstrap") or {}).get("replicates")
+    return f"B = {b}" if b is not None else "the"
+
+
+# --- formatting -------------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> bool:
+    """A real, finite number — numpy scalars included (the engine may leave them in summary)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _num(value: Any, digits: int = 4, *, signed: bool = False) -> str:
+    if not _finite(value):
+        return "n/a"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _ci(value: Any, low: Any, high: Any, *, signed: bool = False) -> str:
+    """``0.8412 [0.8120, 0.8690]``; the bracket is left out when the interval is undefined."""
+    text = _num(value, signed=signed)
+    if _finite(low) and _finite(high):
+        text += f" [{_num(low, signed=signed)}, {_num(high, signed=signed)}]"
+    return text
+
+
+def _pct(value: Any) -> str:
+    return figures.percent(value) if _finite(value) else "n/a"
+
+
+def _count(value: Any) -> str:
+    return f"{int(value):,}" if _finite(value) else "n/a"
+
+
+def _plain(value: Any) -> str:
+    """Any convention or cell value as one line of text (lists joined, mappings as k=v)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_plain(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_plain(v) for v in value) or "none"
+    return str(value)
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def _markdown(title: str, intro: str, sections: list[_Section]) -> str:
+    lines = [f"# {title}", "", intro, "", "## Contents", ""]
+    lines += [f"{i}. [{s.title}](#{s.anchor})" for i, s in enumerate(sections, 1)]
+    for section in sections:
+        lines += ["", f"## {section.title}"]
+        for block in section.blocks:
+            lines += ["", *_markdown_block(block)]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_block(block: _Block) -> list[str]:
+    match block:
+        case _Text(text):
+            return [text]
+        case _Note(text):
+            return [f"> **How to read this.** {text}"]
+        case _List(items):
+            return [f"- {item}" for item in items]
+        case _Figure(name, _, alt_text):
+            return [f"![{alt_text}](figures/{name}.svg)"]
+        case _Table(frame, labels):
+            align = ["---" if i < labels else "---:" for i in range(frame.shape[1])]
+            return [_markdown_row(frame.columns), _markdown_row(align)] + [
+                _markdown_row(row) for row in frame.values
+            ]
+    raise TypeError(block)
+
+
+def _markdown_row(cells: Iterable[Any]) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _html(title: str, intro: str, sections: list[_Section], svgs: dict[str, str]) -> str:
+    esc = html.escape
+    toc = "\n".join(f'<li><a href="#{s.anchor}">{esc(s.title)}</a></li>' for s in sections)
+    body = "\n".join(
+        f'<section id="{s.anchor}">\n<h2>{esc(s.title)}</h2>\n'
+        + "\n".join(_html_block(b, svgs) for b in s.blocks)
+        + "\n</section>"
+        for s in sections
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{esc(title)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<header>
+<h1>{esc(title)}</h1>
+<p>{esc(intro)}</p>
+</header>
+<nav aria-label="Contents">
+<h2>Contents</h2>
+<ol>
+{toc}
+</ol>
+</nav>
+<main>
+{body}
+</main>
+</body>
+</html>
+"""
+
+
+def _html_block(block: _Block, svgs: dict[str, str]) -> str:
+    esc = html.escape
+    match block:
+        case _Text(text):
+            return f"<p>{esc(text)}</p>"
+        case _Note(text):
+            return f'<p class="note"><strong>How to read this.</strong> {esc(text)}</p>'
+        case _List(items):
+            return "<ul>\n" + "\n".join(f"<li>{esc(i)}</li>" for i in items) + "\n</ul>"
+        case _Figure(name, _, alt_text):
+            svg = _scope_svg_ids(svgs[name], name)
+            return f'<figure id="figure-{name}" aria-label="{esc(alt_text)}">{svg}</figure>'
+        case _Table(frame, labels):
+            return _html_table(frame, labels)
+    raise TypeError(block)
+
+
+def _html_table(frame: pd.DataFrame, labels: int) -> str:
+    """A plain table; label columns left-aligned, number columns right-aligned (CSS classes)."""
+    kinds = ["text" if i < labels else "num" for i in range(frame.shape[1])]
+
+    def row(cells: Iterable[Any], tag: str) -> str:
+        render = _html_cell if tag == "td" else html.escape
+        return (
+            "<tr>"
+            + "".join(
+                f'<{tag} class="{kind}">{render(str(cell))}</{tag}>'
+                for kind, cell in zip(kinds, cells, strict=True)
+            )
+            + "</tr>"
+        )
+
+    body = "\n".join(row(values, "td") for values in frame.values)
+    return (
+        f'<div class="table-wrap"><table>\n<thead>{row(frame.columns, "th")}</thead>\n'
+        f"<tbody>\n{body}\n</tbody>\n</table></div>"
+    )
+
+
+_CI_CELL = re.compile(r"^(\S+) (\[[^\]]+\])(.*)$")
+
+
+def _html_cell(text: str) -> str:
+    """Put a cell's interval on its own smaller line, so wide CI tables fit the page."""
+    match = _CI_CELL.match(text)
+    if match is None:
+        return html.escape(text)
+    value, interval, mark = (html.escape(part) for part in match.groups())
+    return f'{value}{mark} <span class="ci">{interval}</span>'
+
+
+def _scope_svg_ids(svg: str, prefix: str) -> str:
+    """Prefix the SVG's element ids: every figure's SVG numbers its gradients from 1, and
+    inline SVGs share one id space, so a later figure would otherwise paint with the first
+    figure's legend gradient."""
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    return re.sub(
+        r'(\bid="|url\(#|href="#)([^")]+)',
+        lambda m: f"{m[1]}{prefix}-{m[2]}" if m[2] in ids else m[0],
+        svg,
+    )
+
+
+_CSS = """
+:root { color-scheme: light; }
+body { font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
+  sans-serif; color: #212121; background: #fff; max-width: 1180px; margin: 0 auto;
+  padding: 24px 32px 64px; }
+h1 { font-size: 1.9em; margin: 0.2em 0 0.3em; }
+h2 { font-size: 1.35em; margin: 2em 0 0.6em; padding-bottom: 0.2em; border-bottom: 1px solid #ddd; }
+header p { color: #424242; max-width: 60em; }
+nav { background: #f6f8fa; border: 1px solid #e1e4e8; border-radius: 6px; padding: 4px 20px 8px;
+  display: inline-block; }
+nav h2 { font-size: 1em; margin: 0.8em 0 0.3em; border: none; }
+nav ol { margin: 0; padding-left: 1.4em; }
+a { color: #0b5cad; text-decoration: none; }
+a:hover { text-decoration: underline; }
+p.note { background: #fffbea; border-left: 4px solid #e6b800; padding: 8px 14px; max-width: 62em;
+  color: #333; }
+ul { padding-left: 1.4em; }
+.table-wrap { overflow-x: auto; margin: 0.8em 0 1.2em; }
+table { border-collapse: collapse; font-size: 13.5px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e5e5e5; white-space: nowrap; }
+thead th { border-bottom: 2px solid #999; background: #fafafa; white-space: normal;
+  vertical-align: bottom; min-width: 4em; }
+tbody tr:nth-child(even) { background: #fbfbfb; }
+.ci { display: block; color: #666; font-size: 0.9em; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th.text, td.text { text-align: left; }
+figure { margin: 1.2em 0; overflow-x: auto; }
+figure svg { max-width: 100%; height: auto; }
+"""
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write a temp file beside ``path``, then ``os.replace`` it (atomic on one filesystem).
+
+    The temp file is opened with mode "x" rather than ``mkstemp`` so it gets the usual
+    umask-derived permissions: a report is meant to be read by others.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    try:
+        with tmp.open("x", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,112 @@
+"""The audit's result: pandas tables with fixed columns, plus the run's conventions.
+
+Every table is long-form so the report, the CSV files and the app plot from the same frames.
+Columns (all tables):
+
+``composition`` — one row per video:
+    video, category, frames, anomalous, normal, mixed (bool)
+``summary`` — dict: videos, frames, anomalous_frames, normal_frames, anomalous_videos,
+    mixed_videos, prevalence, within_pair_fraction (w), max_within_gain (w/2),
+    oracle_video_constant_auroc, one_bit_auroc
+``conventions`` — dict: ground_truth (source), the loader's conventions (format, interval_end,
+    frame_counts, categories, video_order, clipped_intervals, …), normal_category,
+    tie_convention, bootstrap {replicates, seed, resampling, interval, bias_resampling,
+    bias_margin}, models [{name, family, source, notes}], scene_labels (source or None)
+``metrics`` — one row per model × granularity:
+    model, family, granularity ∈ GRANULARITIES, value, ci_low, ci_high
+``controls`` — one row per model:
+    model, family, micro, micro_video_mean, retention_mean (R_mean), within_video_mean,
+    ap, ap_video_mean, ap_retention, prevalence, obuchowski_se
+``per_category`` — one row per model × category (c ≠ Normal):
+    model, category, videos, anomalous_frames, normal_frames, same_category_auroc,
+    category_vs_normal_auroc
+``comparisons`` — one row per model pair × granularity (paired video bootstrap):
+    model_a, model_b, family_a, family_b, granularity, difference, ci_low, ci_high, resolved
+``resolved`` — resolved-pair counts (empty with fewer than two models):
+    granularity, family ("all" or a family name, pairs within that family), resolved, pairs
+``bias`` — one row per model × contrast:
+    model, family, factor, positive, negative, primary, role, n_positive, n_negative,
+    bias_auroc, ci_low, ci_high, p_bias
+``scene_pairs`` — one row per model × contrast × pair type:
+    model, factor, positive, negative, pair_type ∈ {"++", "--", "+-", "-+"}, auroc, weight
+``scene_conditioned`` — one row per model × contrast:
+    model, family, factor, positive, negative, auroc_ref, auroc_cond, delta_scene
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pandas as pd
+
+GRANULARITIES: tuple[str, ...] = (
+    "micro",
+    "within",
+    "cross",
+    "macro",
+    "per_category",
+    "category_vs_normal",
+)
+"""micro: pooled frame AUROC (A Eq. 1); within / cross: same-video / different-video pairs
+(L); macro: mean per-video AUROC over mixed videos (A Eq. 3, "within-video"); per_category:
+mean same-category AUROC (A Eq. 2); category_vs_normal: mean AUROC of a category's anomalous
+frames against its normal frames plus all Normal videos (common variant)."""
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """Everything one audit run computed. Tables may be empty (e.g. a GT-only run)."""
+
+    conventions: dict[str, Any]
+    summary: dict[str, float | int]
+    composition: pd.DataFrame
+    metrics: pd.DataFrame
+    controls: pd.DataFrame
+    per_category: pd.DataFrame
+    comparisons: pd.DataFrame
+    resolved: pd.DataFrame
+    bias: pd.DataFrame
+    scene_pairs: pd.DataFrame
+    scene_conditioned: pd.DataFrame
+    models: tuple[str, ...] = field(default=())
+
+    TABLES: ClassVar[tuple[str, ...]] = (
+        "composition",
+        "metrics",
+        "controls",
+        "per_category",
+        "comparisons",
+        "resolved",
+        "bias",
+        "scene_pairs",
+        "scene_conditioned",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: NaN becomes null, tables become lists of records."""
+        return _clean(
+            {
+                "conventions": self.conventions,
+                "summary": self.summary,
+                "models": list(self.models),
+                **{name: getattr(self, name).to_dict(orient="records") for name in self.TABLES},
+            }
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
