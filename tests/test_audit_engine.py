@@ -17,7 +17,7 @@ from vadscene.audit import pairs as pairs_module
 from vadscene.audit.bootstrap import obuchowski_covariance, video_multiplicities
 from vadscene.audit.engine import run_audit
 from vadscene.audit.inputs import GroundTruth, ModelScores
-from vadscene.audit.pairs import pair_count_matrix
+from vadscene.audit.pairs import pair_count_matrix, video_constant_pair_counts
 from vadscene.audit.scene import SceneContrast, SceneLabels, bias_auroc
 
 TOL = 1e-12
@@ -487,3 +487,26 @@ def test_resolved_counts_per_family() -> None:
     resolved = result.comparisons.query("granularity == 'micro'")["resolved"].sum()
     assert counts.loc[("micro", "all"), "resolved"] == resolved
     assert list(itertools.chain(result.models)) == ["m0", "m1", "m2"]
+
+
+def test_video_constant_shortcut_equals_the_pair_loop() -> None:
+    gt = make_benchmark(9)
+    values = np.round(np.random.default_rng(9).random(gt.n_videos), 1)
+    a = gt.anomalous_counts().astype(float)
+    expected = brute_u(values[gt.video_index()], gt.labels, gt.video_index(), gt.n_videos)
+    np.testing.assert_array_equal(
+        video_constant_pair_counts(values, a, gt.frame_counts - a), expected
+    )
+
+
+def test_controls_ap_equals_sklearn_on_frames() -> None:
+    gt = make_benchmark(10)
+    scores = np.repeat(np.round(np.random.default_rng(10).random(gt.n_frames // 4 + 1), 1), 4)[
+        : gt.n_frames
+    ]  # runs of repeated scores, as snippet models give
+    controls = run_audit(gt, [ModelScores("m", scores, "mem")], n_bootstrap=0).controls.iloc[0]
+    assert abs(controls["ap"] - average_precision_score(gt.labels, scores)) < TOL
+    means = np.array([scores[gt.video_index() == i].mean() for i in range(gt.n_videos)])
+    replaced = means[gt.video_index()]
+    assert abs(controls["ap_video_mean"] - average_precision_score(gt.labels, replaced)) < 1e-9
+    assert abs(controls["micro_video_mean"] - roc_auc_score(gt.labels, replaced)) < 1e-9

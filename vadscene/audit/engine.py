@@ -8,7 +8,10 @@ variance. Seeded: the same inputs and seed give identical numbers.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,10 +23,16 @@ from vadscene.audit.bootstrap import (
     video_multiplicities,
 )
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
-from vadscene.audit.pairs import pair_count_matrix
+from vadscene.audit.pairs import (
+    FrameRuns,
+    frame_runs,
+    pair_counts_of_runs,
+    video_constant_pair_counts,
+)
 from vadscene.audit.result import GRANULARITIES, AuditResult
 from vadscene.audit.scene import (
     PAIR_TYPES,
+    SceneContrast,
     SceneLabels,
     bias_auroc,
     scene_conditioned,
@@ -47,8 +56,8 @@ class _Benchmark:
         self.categories = np.array(ground_truth.categories, dtype=object)
         self.ones = metrics.ones(ground_truth.n_videos)
 
-    def u_of(self, frame_scores: np.ndarray) -> np.ndarray:
-        return pair_count_matrix(frame_scores, self.gt.labels, self.video_index, self.gt.n_videos)
+    def runs_of(self, frame_scores: np.ndarray) -> FrameRuns:
+        return frame_runs(frame_scores, self.gt.labels, self.video_index)
 
     def granularities(self, u: np.ndarray, multiplicities: np.ndarray) -> dict[str, np.ndarray]:
         return metrics.all_granularities(
@@ -88,34 +97,26 @@ def run_audit(
         ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
     )
 
-    contrast_streams = scene_stream.spawn(len(scene.contrasts)) if scene is not None else []
+    contrasts = (
+        _contrast_draws(bench, scene, n_bootstrap, scene_stream) if scene is not None else []
+    )
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
     replicates: dict[str, dict[str, np.ndarray]] = {}
     estimates: dict[str, dict[str, float]] = {}
-    for done, model in enumerate(models):
-        report("models", done, len(models))
-        u = bench.u_of(model.scores)
-        estimates[model.name] = {
-            g: float(v[0]) for g, v in bench.granularities(u, bench.ones).items()
-        }
-        replicates[model.name] = bench.granularities(u, resamples)
-        for granularity in GRANULARITIES:
-            low, high = percentile_interval(replicates[model.name][granularity])
-            rows["metrics"].append(
-                {
-                    "model": model.name,
-                    "family": model.family,
-                    "granularity": granularity,
-                    "value": estimates[model.name][granularity],
-                    "ci_low": low,
-                    "ci_high": high,
-                }
-            )
-        rows["controls"].append(_controls(bench, model, u, estimates[model.name]["micro"]))
-        rows["per_category"].extend(_per_category(bench, model, u))
-        if scene is not None:
-            _scene_rows(bench, model, u, scene, contrast_streams, n_bootstrap, rows)
-    report("models", len(models), len(models))
+    report("models", 0, len(models))
+    # Models are independent: two threads overlap one model's sort and chunked sums (numpy
+    # releases the GIL there) with another's; the output keeps the models' order.
+    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        futures = [
+            pool.submit(_audit_model, bench, model, resamples, contrasts) for model in models
+        ]
+        for done, _ in enumerate(as_completed(futures), start=1):
+            report("models", done, len(models))
+    for model, future in zip(models, futures, strict=True):
+        model_estimates, model_replicates, model_rows = future.result()
+        estimates[model.name], replicates[model.name] = model_estimates, model_replicates
+        for name, new_rows in model_rows.items():
+            rows[name].extend(new_rows)
 
     rows["comparisons"] = _comparisons(models, estimates, replicates)
     rows["resolved"] = _resolved_counts(models, rows["comparisons"])
@@ -128,15 +129,46 @@ def run_audit(
     )
 
 
-def _controls(bench: _Benchmark, model: ModelScores, u: np.ndarray, micro: float) -> dict:
+def _audit_model(
+    bench: _Benchmark,
+    model: ModelScores,
+    resamples: np.ndarray,
+    contrasts: list[_ContrastDraws],
+) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, list[dict]]]:
+    """Everything about one model: estimates, bootstrap replicates and its table rows."""
+    runs = bench.runs_of(model.scores)
+    u = pair_counts_of_runs(runs, bench.gt.n_videos)
+    estimates = {g: float(v[0]) for g, v in bench.granularities(u, bench.ones).items()}
+    replicates = bench.granularities(u, resamples)
+    rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
+    for granularity in GRANULARITIES:
+        low, high = percentile_interval(replicates[granularity])
+        rows["metrics"].append(
+            {
+                "model": model.name,
+                "family": model.family,
+                "granularity": granularity,
+                "value": estimates[granularity],
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
+    rows["controls"].append(_controls(bench, model, runs, u, estimates["micro"]))
+    rows["per_category"].extend(_per_category(bench, model, u))
+    _scene_rows(bench, model, runs, u, contrasts, rows)
+    return estimates, replicates, rows
+
+
+def _controls(
+    bench: _Benchmark, model: ModelScores, runs: FrameRuns, u: np.ndarray, micro: float
+) -> dict:
     """Video-mean replacement, AP retention and the clustered SE (L §4–5; spec)."""
-    gt = bench.gt
-    replaced = metrics.video_means(model.scores, bench.video_index, gt.n_videos)[bench.video_index]
-    u_mean = bench.u_of(replaced)
+    means = metrics.video_means(runs.scores, runs.video, bench.gt.n_videos, weights=runs.weight)
+    u_mean = video_constant_pair_counts(means, bench.a, bench.n)
     micro_mean = float(metrics.micro_auroc(u_mean, bench.a, bench.n, bench.ones)[0])
     prevalence = float(bench.a.sum() / (bench.a.sum() + bench.n.sum()))
-    ap = metrics.average_precision(model.scores, gt.labels)
-    ap_mean = metrics.average_precision(replaced, gt.labels)
+    ap = metrics.average_precision(runs.scores, runs.labels, runs.weight)
+    ap_mean = metrics.average_precision(means[runs.video], runs.labels, runs.weight)
     variance = obuchowski_covariance(u, u, bench.a, bench.n)
     return {
         "model": model.name,
@@ -196,38 +228,62 @@ def _per_category(bench: _Benchmark, model: ModelScores, u: np.ndarray) -> list[
     return rows
 
 
+@dataclass(frozen=True)
+class _ContrastDraws:
+    """A contrast's poles over the ground-truth videos with normal frames, and its
+    within-pole resamples — drawn once and shared by every model (paired)."""
+
+    contrast: SceneContrast
+    plus: np.ndarray
+    minus: np.ndarray
+    plus_counts: np.ndarray
+    minus_counts: np.ndarray
+
+
+def _contrast_draws(
+    bench: _Benchmark, scene: SceneLabels, n_bootstrap: int, stream: np.random.SeedSequence
+) -> list[_ContrastDraws]:
+    has_normal = bench.n > 0
+    draws = []
+    for contrast, seed in zip(scene.contrasts, stream.spawn(len(scene.contrasts)), strict=True):
+        plus, minus = scene.poles(contrast, bench.gt.video_ids)
+        rng = np.random.default_rng(seed)
+        sizes = int((plus & has_normal).sum()), int((minus & has_normal).sum())
+        plus_counts, minus_counts = (
+            rng.multinomial(size, np.full(size, 1 / size), size=n_bootstrap).astype(float)
+            if size and all(sizes) and n_bootstrap
+            else np.zeros((0, size))
+            for size in sizes
+        )
+        draws.append(_ContrastDraws(contrast, plus, minus, plus_counts, minus_counts))
+    return draws
+
+
 def _scene_rows(
     bench: _Benchmark,
     model: ModelScores,
+    runs: FrameRuns,
     u: np.ndarray,
-    scene: SceneLabels,
-    contrast_streams: list[np.random.SeedSequence],
-    n_bootstrap: int,
+    contrasts: list[_ContrastDraws],
     rows: dict[str, list[dict]],
 ) -> None:
+    """Bias-AUC (A §4) and scene-conditioned AUC (A S1.2) of one model on every contrast."""
     means = metrics.video_means(
-        model.scores, bench.video_index, bench.gt.n_videos, mask=~bench.gt.labels
+        runs.scores, runs.video, bench.gt.n_videos, weights=runs.weight, mask=~runs.labels
     )
-    # A generator made from a seed sequence starts at the same state every time: every model
-    # sees the same within-pole resamples of a contrast (paired across models).
-    for contrast, stream in zip(scene.contrasts, contrast_streams, strict=True):
-        plus, minus = scene.poles(contrast, bench.gt.video_ids)
+    has_normal = bench.n > 0
+    for draw in contrasts:
+        contrast = draw.contrast
         label = {
             "model": model.name,
             "factor": contrast.factor,
             "positive": contrast.positive,
             "negative": contrast.negative,
         }
-        x, y = means[plus & ~np.isnan(means)], means[minus & ~np.isnan(means)]
-        rng = np.random.default_rng(stream)
+        x, y = means[draw.plus & has_normal], means[draw.minus & has_normal]
         estimate = bias_auroc(x, y, np.ones((1, x.size)), np.ones((1, y.size)))[0]
-        if x.size and y.size and n_bootstrap:
-            resampled = bias_auroc(
-                x,
-                y,
-                rng.multinomial(x.size, np.full(x.size, 1 / x.size), size=n_bootstrap),
-                rng.multinomial(y.size, np.full(y.size, 1 / y.size), size=n_bootstrap),
-            )
+        if draw.plus_counts.shape[0]:
+            resampled = bias_auroc(x, y, draw.plus_counts, draw.minus_counts)
             low, high = percentile_interval(resampled)
             p_bias = float(np.mean(np.abs(resampled - 0.5) > BIAS_MARGIN))
         else:
@@ -246,7 +302,9 @@ def _scene_rows(
                 "p_bias": p_bias,
             }
         )
-        pairs, reference, conditioned = scene_conditioned(u, bench.a, bench.n, plus, minus)
+        pairs, reference, conditioned = scene_conditioned(
+            u, bench.a, bench.n, draw.plus, draw.minus
+        )
         for pair_type in PAIR_TYPES:
             auroc, weight = pairs[pair_type]
             rows["scene_pairs"].append(
@@ -318,7 +376,7 @@ def _resolved_counts(models: Sequence[ModelScores], comparisons: list[dict]) -> 
 
 def _summary(bench: _Benchmark) -> dict[str, float | int]:
     a, n = bench.a, bench.n
-    oracle_scores = (a / np.maximum(a + n, 1))[bench.video_index]
+    oracle = video_constant_pair_counts(a / np.maximum(a + n, 1), a, n)
     return {
         "videos": bench.gt.n_videos,
         "frames": bench.gt.n_frames,
@@ -329,9 +387,7 @@ def _summary(bench: _Benchmark) -> dict[str, float | int]:
         "prevalence": float(a.sum() / max(a.sum() + n.sum(), 1)),
         "within_pair_fraction": metrics.within_pair_fraction(a, n),
         "max_within_gain": metrics.within_pair_fraction(a, n) / 2,
-        "oracle_video_constant_auroc": float(
-            metrics.micro_auroc(bench.u_of(oracle_scores), a, n, bench.ones)[0]
-        ),
+        "oracle_video_constant_auroc": float(metrics.micro_auroc(oracle, a, n, bench.ones)[0]),
         "one_bit_auroc": metrics.one_bit_auroc(a, n),
     }
 

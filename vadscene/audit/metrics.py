@@ -34,12 +34,20 @@ def pooled_pair_sums(u: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
 
 
 def micro_auroc(
-    u: np.ndarray, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
+    u: np.ndarray,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    *,
+    pooled: np.ndarray | None = None,
 ) -> np.ndarray:
     """Pooled frame AUROC (A Eq. 1, L "Micro-AUROC"): kᵀUk / ((k·a)(k·n)).
 
-    Equals ``roc_auc_score(y, s, sample_weight=k[video])`` exactly.
+    Equals ``roc_auc_score(y, s, sample_weight=k[video])`` exactly. ``pooled`` passes kᵀUk
+    when it is already computed.
     """
+    if pooled is not None:
+        return ratio_or_nan(pooled, (multiplicities @ a) * (multiplicities @ n))
     return ratio_or_nan(
         pooled_pair_sums(u, multiplicities), (multiplicities @ a) * (multiplicities @ n)
     )
@@ -53,12 +61,18 @@ def within_auroc(
 
 
 def cross_auroc(
-    u: np.ndarray, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
+    u: np.ndarray,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    *,
+    pooled: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cross-video AUROC (L): (kᵀUk − Σ k_v U_vv) / ((k·a)(k·n) − Σ k_v a_v n_v)."""
     within_pairs = multiplicities @ np.diag(u)
+    pooled = pooled_pair_sums(u, multiplicities) if pooled is None else pooled
     return ratio_or_nan(
-        pooled_pair_sums(u, multiplicities) - within_pairs,
+        pooled - within_pairs,
         (multiplicities @ a) * (multiplicities @ n) - multiplicities @ (a * n),
     )
 
@@ -102,17 +116,28 @@ def category_aurocs(
 
     Same-category (A Eq. 2): anomalous frames of c vs normal frames of c, both from videos of
     category c. With ``against_normal_videos`` (the common variant, reported apart): the
-    normal frames of c's videos plus every frame of the Normal videos.
+    normal frames of c's videos plus every frame of the Normal videos. All categories come
+    from one product: U masked to the pairs that count, times k on both sides, summed by the
+    anomalous video's category.
     """
-    normal_videos = categories == normal_category
-    result = {}
-    for category in sorted(set(categories.tolist()) - {normal_category}):
-        rows = categories == category
-        cols = rows | normal_videos if against_normal_videos else rows
-        k_rows, k_cols = multiplicities[:, rows], multiplicities[:, cols]
-        pairs = np.einsum("rv,rv->r", k_rows @ u[np.ix_(rows, cols)], k_cols)
-        result[category] = ratio_or_nan(pairs, (k_rows @ a[rows]) * (k_cols @ n[cols]))
-    return result
+    names, codes = np.unique(categories.astype(str), return_inverse=True)
+    is_normal = names[codes] == normal_category
+    member = np.eye(len(names))[codes][:, names != normal_category]
+    names = names[names != normal_category]
+    if not names.size:
+        return {}
+    counted = codes[:, None] == codes[None, :]
+    columns = member.copy()
+    if against_normal_videos:
+        counted = counted | is_normal[None, :]
+        columns[is_normal] = 1.0
+    per_video = (multiplicities @ np.where(counted, u, 0.0).T) * multiplicities
+    pairs = per_video @ member
+    denominator = (multiplicities @ (a[:, None] * member)) * (
+        multiplicities @ (n[:, None] * columns)
+    )
+    aurocs = ratio_or_nan(pairs, denominator)
+    return {str(name): aurocs[:, i] for i, name in enumerate(names)}
 
 
 def mean_over_categories(per_category: dict[str, np.ndarray], replicates: int) -> np.ndarray:
@@ -135,10 +160,11 @@ def all_granularities(
 ) -> dict[str, np.ndarray]:
     """Every granularity of :data:`vadscene.audit.result.GRANULARITIES`, per replicate."""
     replicates = multiplicities.shape[0]
+    pooled = pooled_pair_sums(u, multiplicities)
     return {
-        "micro": micro_auroc(u, a, n, multiplicities),
+        "micro": micro_auroc(u, a, n, multiplicities, pooled=pooled),
         "within": within_auroc(u, a, n, multiplicities),
-        "cross": cross_auroc(u, a, n, multiplicities),
+        "cross": cross_auroc(u, a, n, multiplicities, pooled=pooled),
         "macro": macro_auroc(u, a, n, multiplicities),
         "per_category": mean_over_categories(
             category_aurocs(
@@ -156,20 +182,27 @@ def all_granularities(
 
 
 def video_means(
-    scores: np.ndarray, video_index: np.ndarray, n_videos: int, mask: np.ndarray | None = None
+    scores: np.ndarray,
+    video_index: np.ndarray,
+    n_videos: int,
+    *,
+    weights: np.ndarray | None = None,
+    mask: np.ndarray | None = None,
 ) -> np.ndarray:
     """Mean score of each video's frames (those selected by ``mask``); NaN where none are.
 
-    A video whose selected scores are all equal gets exactly that value: a summed-then-
-    divided mean can be an ulp off it, and ties between videos must stay ties.
+    Entries come video by video; ``weights`` counts each entry that many frames (runs). A
+    video whose selected scores are all equal gets exactly that value: a summed-then-divided
+    mean can be an ulp off it, and ties between videos must stay ties.
     """
+    weights = np.ones(scores.size) if weights is None else weights
     if mask is not None:
-        scores, video_index = scores[mask], video_index[mask]
-    counts = np.bincount(video_index, minlength=n_videos)
-    means = ratio_or_nan(np.bincount(video_index, scores, minlength=n_videos), counts.astype(float))
+        scores, video_index, weights = scores[mask], video_index[mask], weights[mask]
+    counts = np.bincount(video_index, weights, minlength=n_videos)
+    means = ratio_or_nan(np.bincount(video_index, scores * weights, minlength=n_videos), counts)
     present = np.flatnonzero(counts)
     if present.size:
-        starts = np.searchsorted(video_index, present)  # frames come video by video
+        starts = np.searchsorted(video_index, present)
         lowest = np.minimum.reduceat(scores, starts)
         constant = lowest == np.maximum.reduceat(scores, starts)
         means[present[constant]] = lowest[constant]
@@ -182,19 +215,23 @@ def one_bit_auroc(a: np.ndarray, n: np.ndarray) -> float:
     return 1.0 - 0.5 * float(n[a > 0].sum()) / float(n.sum())
 
 
-def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
+def average_precision(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+) -> float:
     """Frame AP as ``sklearn.metrics.average_precision_score``: Σ_k (R_k − R_{k−1})·P_k over
-    the distinct score thresholds, highest first (no interpolation)."""
+    the distinct score thresholds, highest first (no interpolation). ``weights`` counts each
+    entry that many times (runs of identical frames, see :func:`~.pairs.frame_runs`)."""
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels).astype(bool)
-    positives = labels.sum()
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    positives = weights[labels].sum()
     if positives == 0:
         return float("nan")
     order = np.argsort(-scores, kind="stable")
-    sorted_scores, sorted_labels = scores[order], labels[order]
+    sorted_scores = scores[order]
     last_of_tie = np.r_[sorted_scores[1:] != sorted_scores[:-1], True]
-    true_positives = np.cumsum(sorted_labels)[last_of_tie]
-    predicted = np.flatnonzero(last_of_tie) + 1
+    true_positives = np.cumsum(weights[order] * labels[order])[last_of_tie]
+    predicted = np.cumsum(weights[order])[last_of_tie]
     recall = true_positives / positives
     precision = true_positives / predicted
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))

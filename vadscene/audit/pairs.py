@@ -10,9 +10,67 @@ Entries are half-integers, exact in float64 for any realistic benchmark.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 _CHUNK_CELLS = 4_000_000  # rows × videos per chunk: bounds memory at ~32 MB per buffer
+
+
+class FrameRuns(NamedTuple):
+    """Runs of consecutive frames sharing score, label and video, in frame order."""
+
+    scores: np.ndarray  # float64
+    labels: np.ndarray  # bool
+    video: np.ndarray  # intp
+    weight: np.ndarray  # float64 run length
+
+
+def frame_runs(scores: np.ndarray, labels: np.ndarray, video_index: np.ndarray) -> FrameRuns:
+    """Collapse runs of consecutive frames with the same score, label and video.
+
+    Scores repeated per 16-frame snippet shrink sixteenfold before any sort; every frame is
+    still counted through the run's weight.
+    """
+    scores = np.asarray(scores)
+    labels = np.asarray(labels).astype(bool)
+    video_index = np.asarray(video_index, dtype=np.intp)
+    first = np.ones(scores.size, dtype=bool)
+    first[1:] = (
+        (scores[1:] != scores[:-1])
+        | (labels[1:] != labels[:-1])
+        | (video_index[1:] != video_index[:-1])
+    )
+    starts = np.flatnonzero(first)
+    weight = np.diff(np.append(starts, scores.size)).astype(np.float64)
+    return FrameRuns(scores[starts].astype(np.float64), labels[starts], video_index[starts], weight)
+
+
+def merge_identical(
+    scores: np.ndarray, labels: np.ndarray, video: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sort weighted entries by score and merge neighbours with equal (score, label, video).
+
+    Merging is only a saving — entries left apart count the same — so the fast unstable
+    sort serves.
+    """
+    order = np.argsort(scores)
+    s, y, v, w = scores[order], labels[order], video[order], weight[order]
+    first = np.ones(s.size, dtype=bool)
+    first[1:] = (s[1:] != s[:-1]) | (y[1:] != y[:-1]) | (v[1:] != v[:-1])
+    starts = np.flatnonzero(first)
+    return s[starts], y[starts], v[starts], np.add.reduceat(w, starts) if starts.size else w
+
+
+def video_constant_pair_counts(values: np.ndarray, a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """U for scores constant within each video (video means, the oracle): no sort needed.
+
+    U[u, v] = a_u · n_v · τ(m_u, m_v) for video values m — the same matrix
+    :func:`pair_count_matrix` gives those frame scores.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    above = (values[:, None] > values[None, :]) + 0.5 * (values[:, None] == values[None, :])
+    return np.outer(a, n) * above
 
 
 def pair_count_matrix(
@@ -26,14 +84,16 @@ def pair_count_matrix(
     labels : (F,) 0/1 or bool, 1 = anomalous frame.
     video_index : (F,) int in [0, n_videos), the video of each frame.
 
-    Method (no loop over frames or pairs): one lexsort groups identical (score, label, video)
-    triples with their multiplicity w. For a normal entry s of video v, the anomalous entries
-    of video u above it count A_u − ½(C_u(k⁻_s) + C_u(k⁺_s)), where k⁻/k⁺ = searchsorted
-    left/right of s into the sorted anomalous scores and C_u(k) = weight of u among the first
-    k of them. Summing by videos gives U = a ⊗ n − R with R[u, v] = Σ_j [u_j = u] w_j T[j, v],
-    T[j, v] = ½ Σ_{s ∈ v} w_s (1[k⁻_s > j] + 1[k⁺_s > j]), a suffix sum over j computed in
-    chunks. Cost O(F log F + A'·V) for A' distinct anomalous entries (A' = A/16 for scores
-    repeated per 16-frame snippet).
+    Method (no loop over frames or pairs): runs of identical consecutive frames
+    (:func:`frame_runs`) are sorted once by score and identical (score, label, video)
+    entries merged with their multiplicity w (:func:`merge_identical`). For a normal entry
+    s of video v, the anomalous entries of video u above it count
+    A_u − ½(C_u(k⁻_s) + C_u(k⁺_s)), where k⁻/k⁺ = searchsorted left/right of s into the
+    sorted anomalous scores and C_u(k) = weight of u among the first k of them. Summing by
+    videos gives U = a ⊗ n − R with R[u, v] = Σ_j [u_j = u] w_j T[j, v], where
+    T[j, v] = ½ Σ_{s ∈ v} w_s (1[k⁻_s > j] + 1[k⁺_s > j]) is a suffix sum over j computed
+    in chunks. Cost O(F + F' log F' + A'·V) for F' runs and A' distinct anomalous entries
+    (scores repeated per 16-frame snippet: F' ≈ F/16).
 
     Examples
     --------
@@ -41,22 +101,12 @@ def pair_count_matrix(
     ...                   np.array([0, 0, 1, 1]), 2).tolist()
     [[1.0, 1.0], [1.0, 0.5]]
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    labels = np.asarray(labels).astype(bool)
-    video_index = np.asarray(video_index, dtype=np.intp)
-    if scores.size == 0:
-        return np.zeros((n_videos, n_videos))
-    # Identical (score, label, video) neighbours merge into one weighted entry: with scores
-    # repeated per snippet a tie is usually one video's run of frames. Merging is only a
-    # saving — entries that stay apart count the same — so the fast unstable sort serves.
-    order = np.argsort(scores)
-    s, y, v = scores[order], labels[order], video_index[order]
-    first = np.ones(s.size, dtype=bool)
-    first[1:] = (s[1:] != s[:-1]) | (y[1:] != y[:-1]) | (v[1:] != v[:-1])
-    starts = np.flatnonzero(first)
-    weight = np.diff(np.append(starts, s.size)).astype(np.float64)
-    s, y, v = s[starts], y[starts], v[starts]
+    return pair_counts_of_runs(frame_runs(scores, labels, video_index), n_videos)
 
+
+def pair_counts_of_runs(runs: FrameRuns, n_videos: int) -> np.ndarray:
+    """:func:`pair_count_matrix` of frames already collapsed by :func:`frame_runs`."""
+    s, y, v, weight = merge_identical(*runs)
     anomalous_scores, anomalous_video, anomalous_weight = s[y], v[y], weight[y]
     normal_scores, normal_video, normal_weight = s[~y], v[~y], weight[~y]
     if anomalous_scores.size == 0 or normal_scores.size == 0:

@@ -111,15 +111,15 @@ def scene_conditioned(
     (AUC_⊕⊕ is Borkan et al.'s subgroup AUC, AUC_⊖⊕ BPSN, AUC_⊕⊖ BNSP.)
     Returns ({pair type: (auroc, weight)}, AUC_ref, AUC_cond).
     """
-    masks = {"+": plus, "-": minus}
+    masks = {"+": plus.astype(np.float64), "-": minus.astype(np.float64)}
     support = plus | minus
     total_pairs = float(a[support].sum() * n[support].sum())
     pairs: dict[str, tuple[float, float]] = {}
     reference = 0.0
     for pair_type in PAIR_TYPES:
         rows, cols = masks[pair_type[0]], masks[pair_type[1]]
-        count = float(a[rows].sum() * n[cols].sum())
-        auroc = u[np.ix_(rows, cols)].sum() / count if count > 0 else float("nan")
+        count = float((rows @ a) * (cols @ n))
+        auroc = float(rows @ u @ cols) / count if count > 0 else float("nan")
         weight = count / total_pairs if total_pairs > 0 else float("nan")
         pairs[pair_type] = (float(auroc), weight)
         if count > 0:
