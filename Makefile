@@ -22,6 +22,7 @@ app: $(STAMP) $(DEMO)/vadscene.yaml
 	$(BIN)/vadscene app $(DEMO)
 
 test: $(STAMP)
+	@test -x /usr/bin/chromium || echo "\n*** Chromium not found: browser tests will be SKIPPED (apt-get install chromium) ***\n"
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

@@ -15,6 +15,11 @@ REALDATA = Path(
 )
 
 
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+"""Screenshots and other files tests leave for a person to look at (git-ignored)."""
+ARTIFACTS.mkdir(exist_ok=True)
+
+
 def realdata_dir() -> Path:
     """The shared real-data directory, read in place; skip (or fail in CI) when absent."""
     if not REALDATA.is_dir():

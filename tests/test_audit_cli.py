@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import chromium_page
+from helpers import ARTIFACTS
 from sklearn.metrics import roc_auc_score
 
 from vadscene.cli import run
@@ -124,3 +126,34 @@ def test_audit_input_errors_are_one_message(
     assert code == 1
     err = capsys.readouterr().err
     assert "bad.npy" in err and "Traceback" not in err
+
+
+def test_report_html_opens_in_a_browser_and_shows_the_figures(demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    code = run(
+        [
+            "audit",
+            "--workspace",
+            str(demo),
+            "--models",
+            str(demo / "benchmark" / "models.json"),
+            "--bootstrap",
+            "100",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    with chromium_page() as page:
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto((out / "report.html").as_uri())
+        sizes = page.eval_on_selector_all(
+            "svg",
+            "els => els.map(e => [e.getBoundingClientRect().width,"
+            " e.getBoundingClientRect().height])",
+        )
+        page.screenshot(path=str(ARTIFACTS / "audit-report.png"), full_page=True)
+    figures = [s for s in sizes if s[0] > 200 and s[1] > 100]
+    assert len(figures) >= 5, sizes
+    assert all(url.startswith("file://") for url in requests), requests  # self-contained
