@@ -821,3 +821,22 @@ def test_real_xd_concatenated_snippet_scores(tmp_path: Path) -> None:
     np.testing.assert_array_equal(
         got[: per_video[order[0]].size * 16], np.repeat(per_video[order[0]], 16)
     )
+
+
+def test_registry_counts_are_only_a_fallback(tmp_path: Path) -> None:
+    without_counts = tmp_path / "gt.txt"
+    without_counts.write_text(
+        "Abuse001_x264.mp4 Abuse 2 5 -1 -1\nNormal_Videos_001_x264.mp4 Normal -1 -1 -1 -1\n"
+    )
+    registry = {"Abuse001_x264": 8, "Normal_Videos_001_x264": 4}
+    gt = load_ground_truth(without_counts, registry_counts=registry)
+    assert gt.frame_counts.tolist() == [8, 4]
+    assert gt.labels_of("Abuse001_x264").tolist() == [0, 0, 1, 1, 1, 0, 0, 0]
+    assert gt.conventions["frame_counts"].startswith("workspace registry")
+    counts_file = tmp_path / "counts.txt"
+    counts_file.write_text("Abuse001_x264 10\nNormal_Videos_001_x264 3\n")
+    explicit = load_ground_truth(without_counts, frame_counts=counts_file, registry_counts=registry)
+    assert explicit.frame_counts.tolist() == [10, 3]  # explicit counts win
+    with_column = tmp_path / "gt-counts.txt"
+    with_column.write_text("Abuse001_x264.mp4 6 Abuse 2 5 -1 -1\n")
+    assert load_ground_truth(with_column, registry_counts=registry).frame_counts.tolist() == [6]

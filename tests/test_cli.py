@@ -27,7 +27,22 @@ COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands
 
 def test_every_command_is_listed() -> None:
     assert (
-        sorted(["init", "scan", "status", "demo", "export", "validate", "import", "audit", "app"])
+        sorted(
+            [
+                "init",
+                "scan",
+                "status",
+                "demo",
+                "export",
+                "validate",
+                "import",
+                "audit",
+                "app",
+                "measure",
+                "thresholds",
+                "proxies",
+            ]
+        )
         == COMMANDS
     )
 

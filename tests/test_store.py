@@ -269,3 +269,29 @@ def test_two_processes_writing_concurrently_lose_nothing(
     current = {(d.video_id, d.factor, d.annotator): d.value for d in store.current_decisions()}
     assert current == _replay(log)
     assert store.integrity_check() == "ok"
+
+
+def test_an_older_store_is_migrated_and_keeps_its_decisions(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    from vadscene.store import _statements
+
+    path = tmp_path / "v1.db"
+    with sqlite3.connect(path) as db:  # a store as schema version 1 left it
+        for statement in _statements(MIGRATIONS[0]):
+            db.execute(statement)
+        db.execute("PRAGMA user_version = 1")
+        db.execute(
+            "INSERT INTO videos VALUES ('Abuse001_x264', 'Abuse', NULL, 'a.mp4', 10, 25, 0.4, "
+            "64, 48, 'h264', 100, 'b2s:0', '2026-01-01T00:00:00+00:00')"
+        )
+        db.execute(
+            "INSERT INTO decisions (video_id, factor, value, annotator, source, decided_at) "
+            "VALUES ('Abuse001_x264', 'color', 'grayscale', 'ana', 'manual', "
+            "'2026-01-01T00:00:00+00:00')"
+        )
+    with AnnotationStore(path, catalogue) as store:
+        assert store.schema_version == len(MIGRATIONS) > 1
+        assert store.current_values("ana") == {("Abuse001_x264", "color"): "grayscale"}
+        store.record_measurement_failure("Abuse001_x264", "zero frames", {"stride": 1})
+        assert store.measurement_failures() == [("Abuse001_x264", "zero frames")]

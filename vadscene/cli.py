@@ -23,6 +23,7 @@ from rich.table import Table
 
 from vadscene import __version__
 from vadscene.errors import ReleaseError, VadsceneError
+from vadscene.thresholds import PoleChanges
 from vadscene.workspace import (
     CATEGORY_RULES,
     GROUND_TRUTH_FORMATS,
@@ -292,6 +293,114 @@ def import_(
             )
 
 
+@app.command(epilog="Example: vadscene measure ucf-ws --workers 2")
+def measure(
+    workspace: WorkspaceArg,
+    workers: Annotated[
+        int | None, typer.Option(help="Local worker processes (default: one per core).")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="Dask scheduler address (tcp://host:8786) to run on a cluster."),
+    ] = None,
+    only_new: Annotated[
+        bool, typer.Option(help="Measure only videos that have no measurement yet.")
+    ] = False,
+) -> None:
+    """Measure sharpness, motion and a colour hint per video; derive the auto factors' poles.
+
+    Cached by content and parameters, resumable after an interruption, never overwriting an
+    annotator's override. Exit code 1 when any video could not be measured.
+    """
+    from vadscene.measure_run import measure_workspace
+
+    with Workspace.open(workspace) as ws, _progress("Measuring") as progress:
+        task = progress.task_ids[0]
+
+        def show(done: int, total: int, footage: float, current: str) -> None:
+            progress.update(
+                task,
+                completed=done,
+                total=total,
+                current=f"{footage / 3600:.2f} h of footage · {current}",
+            )
+
+        report = measure_workspace(
+            ws, workers=workers, scheduler=scheduler, only_new=only_new, progress=show
+        )
+    speed = report.footage_seconds / report.wall_seconds if report.wall_seconds else 0
+    out.print(
+        f"measured {len(report.measured)} videos ({report.footage_seconds / 3600:.2f} h of "
+        f"footage, {speed:.0f}x real time), reused {len(report.reused)}, "
+        f"failed {len(report.failed)}"
+    )
+    for change in report.rules:
+        _print_pole_changes(change)
+    for video_id, reason in report.failed:
+        err.print(f"  failed {video_id}: {reason}", markup=False, highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@app.command(epilog="Example: vadscene thresholds ucf-ws motion --rule terciles --dry-run")
+def thresholds(
+    workspace: WorkspaceArg,
+    factor: Annotated[str, typer.Argument(help="Auto factor key, e.g. resolution or motion.")],
+    rule: Annotated[
+        str | None, typer.Option(help="median, terciles or explicit (default: rule in force).")
+    ] = None,
+    value: Annotated[
+        list[float] | None, typer.Option(help="Threshold for --rule explicit (once or twice).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option(help="Show how many videos would change pole; write nothing.")
+    ] = False,
+) -> None:
+    """Set an auto factor's threshold rule and re-derive its poles (overrides are kept)."""
+    from vadscene.thresholds import apply_rule, preview_rule
+
+    if rule is not None:
+        _require_choice("--rule", rule, ("median", "terciles", "explicit"))
+    with Workspace.open(workspace) as ws:
+        change = (preview_rule if dry_run else apply_rule)(
+            ws.store, factor, rule, tuple(value or ())
+        )
+    _print_pole_changes(change, applied=not dry_run)
+
+
+def _print_pole_changes(change: PoleChanges, *, applied: bool = True) -> None:
+    counts = ", ".join(f"{pole} {n}" for pole, n in change.counts().items())
+    verb = "changed" if applied else "would change"
+    out.print(
+        f"{change.factor}: {change.statistic} {change.rule} "
+        f"{[round(t, 4) for t in change.thresholds]} → {counts}; "
+        f"{len(change.changed)} videos {verb} pole"
+    )
+
+
+@app.command(epilog="Example: vadscene proxies ucf-ws")
+def proxies(workspace: WorkspaceArg) -> None:
+    """Make H.264 MP4 proxies of videos a browser cannot play (cached, incremental)."""
+    from vadscene.proxies import build_proxies
+
+    with Workspace.open(workspace) as ws, _progress("Making proxies") as progress:
+        task = progress.task_ids[0]
+        report = build_proxies(
+            ws,
+            progress=lambda done, total, current: progress.update(
+                task, completed=done, total=total, current=current
+            ),
+        )
+    out.print(
+        f"proxies: {len(report.made)} made, {len(report.reused)} reused, "
+        f"{report.not_needed} videos play as they are, {len(report.failed)} failed"
+    )
+    for video_id, reason in report.failed:
+        err.print(f"  failed {video_id}: {reason}", markup=False, highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
 @app.command(
     epilog="Example: vadscene audit --gt Temporal_Anomaly_Annotation.txt --frame-counts "
     "frames.txt --scores rtfm=scores/rtfm@i3d --scores vadclip=scores/vadclip.csv@clip "
@@ -357,18 +466,21 @@ def audit(
     if release and workspace:
         raise VadsceneError("give --release or --workspace for the scene labels, not both")
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
-    counts: Path | dict[str, int] | None = frame_counts
+    registry: dict[str, int] | None = None
     if workspace is not None:
         with Workspace.open(workspace) as ws:
             if gt is None and ws.config.ground_truth is not None:
                 gt, gt_format = ws.ground_truth_path, gt_format or ws.config.ground_truth.format
                 interval_end = ws.config.ground_truth.interval_end
-            if counts is None:
-                counts = {v.video_id: v.num_frames for v in ws.store.videos()}
+            registry = {v.video_id: v.num_frames for v in ws.store.videos()}
     if gt is None:
         raise VadsceneError("no ground truth: give --gt FILE (or a --workspace that has one)")
     ground_truth = load_ground_truth(
-        gt, format=gt_format, interval_end=interval_end, frame_counts=counts
+        gt,
+        format=gt_format,
+        interval_end=interval_end,
+        frame_counts=frame_counts,
+        registry_counts=registry,
     )
     models = []
     specs = [parse_scores_argument(a) for a in scores or []]

@@ -116,6 +116,15 @@ MIGRATIONS: tuple[str, ...] = (
         set_at TEXT NOT NULL
     );
     """,
+    # 2: measurement failures, so a corpus run reports and retries them.
+    """
+    CREATE TABLE measurement_failures (
+        video_id TEXT PRIMARY KEY REFERENCES videos(video_id),
+        reason TEXT NOT NULL,
+        params TEXT NOT NULL,
+        failed_at TEXT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -623,6 +632,29 @@ class AnnotationStore:
                 measurement.measured_at.isoformat(),
             ),
         )
+
+    def record_video_measurements(self, video_id: str, stats: dict[str, Measurement]) -> None:
+        """Store every statistic of one video at once and clear its recorded failure."""
+        with self._write() as db:
+            for statistic, measurement in stats.items():
+                self._record_measurement(db, video_id, statistic, measurement)
+            db.execute("DELETE FROM measurement_failures WHERE video_id = ?", (video_id,))
+
+    def record_measurement_failure(
+        self, video_id: str, reason: str, params: dict[str, object]
+    ) -> None:
+        """Remember why a video could not be measured (replacing an earlier failure)."""
+        with self._write() as db:
+            self._require_video(db, video_id)
+            db.execute(
+                "INSERT OR REPLACE INTO measurement_failures (video_id, reason, params, "
+                "failed_at) VALUES (?, ?, ?, ?)",
+                (video_id, reason, json.dumps(params, sort_keys=True), utc_now()),
+            )
+
+    def measurement_failures(self) -> list[tuple[str, str]]:
+        """(video, reason) of every video whose last measurement failed."""
+        return self._read("SELECT video_id, reason FROM measurement_failures ORDER BY video_id")
 
     def measurements(self) -> dict[str, dict[str, Measurement]]:
         """video → statistic → measurement."""

@@ -96,7 +96,7 @@ def content_fingerprint(path: Path | str) -> str:
     return "b2s:" + digest.hexdigest()
 
 
-def _ffmpeg_reason(exc: av.FFmpegError | OSError) -> str:
+def ffmpeg_reason(exc: av.FFmpegError | OSError) -> str:
     """FFmpeg's own words for a failure, plus its last log line when PyAV captured one."""
     reason = exc.strerror or type(exc).__name__
     log = getattr(exc, "log", None)  # (level, component, message), only when logging is on
@@ -166,12 +166,12 @@ def probe_video(path: Path | str) -> VideoProbe:
             raise VideoProbeError(path, "empty file")
         fingerprint = content_fingerprint(path)
     except OSError as exc:
-        raise VideoProbeError(path, f"cannot read: {_ffmpeg_reason(exc)}") from exc
+        raise VideoProbeError(path, f"cannot read: {ffmpeg_reason(exc)}") from exc
 
     try:
         container = av.open(str(path), metadata_errors="replace")
     except (av.FFmpegError, OSError) as exc:
-        raise VideoProbeError(path, f"cannot open: {_ffmpeg_reason(exc)}") from exc
+        raise VideoProbeError(path, f"cannot open: {ffmpeg_reason(exc)}") from exc
 
     with container:
         stream = next(
@@ -210,7 +210,7 @@ def probe_video(path: Path | str) -> VideoProbe:
                 decoded = bool(stream.codec_context.decode(None))
         except av.FFmpegError as exc:
             raise VideoProbeError(
-                path, f"cannot read after {num_frames} frames: {_ffmpeg_reason(exc)}"
+                path, f"cannot read after {num_frames} frames: {ffmpeg_reason(exc)}"
             ) from exc
 
         if num_frames == 0:
@@ -220,7 +220,7 @@ def probe_video(path: Path | str) -> VideoProbe:
                 path, f"truncated: file ends inside frame {num_frames} (last packet incomplete)"
             )
         if not decoded:
-            detail = _ffmpeg_reason(decode_error) if decode_error else "decoder produced nothing"
+            detail = ffmpeg_reason(decode_error) if decode_error else "decoder produced nothing"
             raise VideoProbeError(path, f"no decodable frame: {detail}")
 
         fps = float(rate)

@@ -92,12 +92,16 @@ def load_ground_truth(
     format: str | None = None,
     interval_end: Literal["inclusive", "exclusive"] = "exclusive",
     frame_counts: Mapping[str, int] | Path | str | None = None,
+    registry_counts: Mapping[str, int] | None = None,
     normal_category: str = "Normal",
 ) -> GroundTruth:
     """Frame labels of a benchmark from any of :data:`GROUND_TRUTH_FORMATS` (see module doc).
 
     ``interval_end`` and ``frame_counts`` apply to the ``ucf-crime`` text format only;
     ``frame_counts`` given with another format is an error (those formats carry their counts).
+    ``registry_counts`` — the frame counts a workspace registered by probing its videos — are
+    the fallback for a ``ucf-crime`` file without a count column when no ``frame_counts``
+    are given; other formats ignore them.
     """
     path = Path(path)
     if not path.exists():
@@ -121,7 +125,7 @@ def load_ground_truth(
     if format == "ucf-crime":
         if path.is_dir():
             raise AuditInputError(f"{path}: the ucf-crime format needs a text file, not a folder")
-        gt_parts = _read_annotation(path, interval_end, frame_counts)
+        gt_parts = _read_annotation(path, interval_end, frame_counts, registry_counts)
     elif format == "npy-folder":
         gt_parts = _read_npy_folder(path)
     elif format == "json":
@@ -345,6 +349,7 @@ def _read_annotation(
     path: Path,
     interval_end: str,
     frame_counts: Mapping[str, int] | Path | str | None,
+    registry_counts: Mapping[str, int] | None = None,
 ) -> _Parts:
     lines = _parse_annotation_lines(path)
     has_frames = lines[0].frames is not None
@@ -359,12 +364,15 @@ def _read_annotation(
         counts = {line.video: line.frames for line in lines}
         conventions["frame_counts"] = "column"
     else:
-        if frame_counts is None:
+        if frame_counts is None and registry_counts is None:
             raise AuditInputError(
                 f"{path}: the annotation has no frame-count column; pass frame_counts "
                 "(a counts file or a mapping video → frames)"
             )
-        if isinstance(frame_counts, str | Path):
+        if frame_counts is None:
+            given = _checked_mapping(registry_counts)
+            conventions["frame_counts"] = "workspace registry (probed videos)"
+        elif isinstance(frame_counts, str | Path):
             given = load_frame_counts(frame_counts)
             conventions["frame_counts"] = f"counts file {frame_counts}"
         else:

@@ -1,0 +1,213 @@
+"""Measuring a workspace: orders, threshold rules, overrides, faults, resuming, Dask."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+import pytest
+
+from vadscene.cli import run
+from vadscene.measure_run import measure_workspace
+from vadscene.records import AUTO_ANNOTATOR
+from vadscene.release import build_release
+from vadscene.thresholds import apply_rule, preview_rule
+from vadscene.workspace import GroundTruthRef, Workspace
+
+BLUR = [0.0, 1.0, 2.0, 3.0, 4.5, 6.0]  # video i: sharpness strictly decreasing in i
+SPEED = [3, 0, 5, 1, 4, 2]  # px per frame: motion order is a permutation of the blur order
+NAMES = [
+    f"{c}{i:03d}_x264"
+    for i, c in enumerate(
+        ["Abuse", "Arson", "Burglary", "Fighting", "Robbery", "Stealing"], start=1
+    )
+]
+
+
+def write_scene_video(
+    path: Path, *, blur: float, speed: int, frames: int = 40, segment: tuple[int, int] | None = None
+) -> Path:
+    """A textured background with a white square moving `speed` px/frame, all blurred:
+    sharpness follows the blur; the mean frame difference follows the speed (a uniform square
+    moved by d changes about 2·d columns' worth of intensity, however blurred).
+
+    Inside `segment` the square moves 12 px/frame (a high-motion "event")."""
+    rng = np.random.default_rng(7)
+    background = cv2.resize(
+        rng.integers(0, 255, (30, 40, 3), dtype=np.uint8),
+        (160, 120),
+        interpolation=cv2.INTER_NEAREST,
+    )
+    patch = np.full((24, 24, 3), 255, dtype=np.uint8)  # uniform: its diff grows with speed
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=25, options={"crf": "10"})
+        stream.width, stream.height, stream.pix_fmt = 160, 120, "yuv420p"
+        x = 10
+        for t in range(frames):
+            image = background.copy()
+            image[40:64, x % 130 : x % 130 + 24] = patch
+            if blur:  # the whole frame: a blurred edge moved by d still changes 2·d pixels' worth
+                image = cv2.GaussianBlur(image, (0, 0), blur)
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+            x += 12 if segment and segment[0] <= t < segment[1] else speed
+        container.mux(stream.encode())
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "videos"
+    root.mkdir()
+    for name, blur, speed in zip(NAMES, BLUR, SPEED, strict=True):
+        write_scene_video(root / f"{name}.mp4", blur=blur, speed=speed)
+    return root
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, corpus: Path) -> Workspace:
+    ws = Workspace.create(tmp_path / "ws", video_root=corpus)
+    ws.scan()
+    yield ws
+    ws.close()
+
+
+def _values(ws: Workspace, statistic: str) -> list[float]:
+    stored = ws.store.measurements()
+    return [stored[name][statistic].value for name in NAMES]
+
+
+def _auto_poles(ws: Workspace, factor: str) -> dict[str, str]:
+    return {
+        d.video_id: d.value
+        for d in ws.store.current_decisions(annotator=AUTO_ANNOTATOR)
+        if d.factor == factor
+    }
+
+
+def test_known_orders_and_default_rules(workspace: Workspace) -> None:
+    report = measure_workspace(workspace, workers=2)
+    assert sorted(report.measured) == sorted(NAMES) and not report.failed
+    sharpness = _values(workspace, "sharpness")
+    assert all(a > b for a, b in itertools.pairwise(sharpness))
+    motion = _values(workspace, "motion")
+    assert np.argsort(motion).tolist() == np.argsort(SPEED).tolist()
+    # resolution: median split of 6 → the 3 sharpest are "high"; motion: terciles → 2/2/2.
+    resolution = _auto_poles(workspace, "resolution")
+    assert [resolution[n] for n in NAMES] == ["high"] * 3 + ["low"] * 3
+    motion_poles = _auto_poles(workspace, "motion")
+    expected = {0: "low", 1: "low", 2: "ambiguous", 3: "ambiguous", 4: "high", 5: "high"}
+    assert [motion_poles[n] for n in NAMES] == [
+        expected[rank] for rank in np.argsort(np.argsort(SPEED))
+    ]
+    stored = workspace.store.measurements()[NAMES[0]]["sharpness"]
+    assert stored.params["fingerprint"] == workspace.store.video(NAMES[0]).fingerprint
+    assert stored.frames_read == 40
+
+
+def test_rerun_reuses_and_an_override_survives_rule_changes(workspace: Workspace) -> None:
+    measure_workspace(workspace, workers=1)
+    workspace.store.record_decision(NAMES[0], "resolution", "low", annotator="ana")
+    again = measure_workspace(workspace, workers=1)
+    assert again.measured == [] and sorted(again.reused) == sorted(NAMES)
+
+    preview = preview_rule(workspace.store, "resolution", "terciles")
+    expected_changes = 2  # the 3rd and 4th sharpest move from high/low to ambiguous
+    assert len(preview.changed) == expected_changes
+    assert _auto_poles(workspace, "resolution")[NAMES[2]] == "high"  # preview wrote nothing
+    applied = apply_rule(workspace.store, "resolution", "terciles")
+    assert len(applied.changed) == expected_changes
+    assert applied.counts() == {"high": 2, "ambiguous": 2, "low": 2}
+
+    record = {v.video_id: v for v in build_release(workspace).videos}[NAMES[0]]
+    assert record.factors["resolution"].value == "low"  # ana's override, not the auto "high"
+    assert record.factors["resolution"].resolution == "override"
+    assert measure_workspace(workspace).rules[0].rule == "terciles"  # the rule in force stays
+
+
+def test_faults_are_recorded_and_the_run_continues(
+    workspace: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = workspace.video_root
+    (root / f"{NAMES[1]}.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"garbage" * 500)
+    (root / f"{NAMES[2]}.mp4").unlink()
+    report = measure_workspace(workspace, workers=2)
+    failed = dict(report.failed)
+    assert set(failed) == {NAMES[1], NAMES[2]}
+    assert "not found" in failed[NAMES[2]]
+    assert len(report.measured) == len(NAMES) - 2
+    assert dict(workspace.store.measurement_failures()) == failed
+    code = run(["measure", str(workspace.root)])
+    assert code == 1
+    assert f"failed {NAMES[2]}" in capsys.readouterr().err
+
+
+def test_an_interrupted_run_resumes_without_remeasuring(workspace: Workspace) -> None:
+    def interrupt_after_two(done: int, total: int, footage: float, current: str) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        measure_workspace(workspace, workers=1, progress=interrupt_after_two)
+    first = workspace.store.measurements()
+    assert len(first) == 2
+    resumed = measure_workspace(workspace, workers=1)
+    assert sorted(resumed.reused) == sorted(first)
+    assert len(resumed.measured) == len(NAMES) - 2
+    after = workspace.store.measurements()
+    for video, stats in first.items():
+        assert after[video]["sharpness"].measured_at == stats["sharpness"].measured_at
+
+
+def test_only_new_measures_just_the_added_video(workspace: Workspace) -> None:
+    measure_workspace(workspace, workers=1)
+    write_scene_video(workspace.video_root / "Vandalism009_x264.mp4", blur=0, speed=2)
+    workspace.scan()
+    report = measure_workspace(workspace, workers=1, only_new=True)
+    assert report.measured == ["Vandalism009_x264"]
+
+
+def test_ground_truth_excludes_anomalous_segments_from_motion(tmp_path: Path) -> None:
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    write_scene_video(videos / "Fighting001_x264.mp4", blur=0, speed=0, segment=(10, 30))
+    gt = tmp_path / "gt.txt"
+    gt.write_text("Fighting001_x264.mp4 Fighting 10 30 -1 -1\n")
+    with_gt = Workspace.create(
+        tmp_path / "with",
+        video_root=videos,
+        ground_truth=GroundTruthRef(path=str(gt), format="ucf-crime"),
+    )
+    without = Workspace.create(tmp_path / "without", video_root=videos)
+    for ws in (with_gt, without):
+        ws.scan()
+        measure_workspace(ws, workers=1)
+    excluded = with_gt.store.measurements()["Fighting001_x264"]["motion"]
+    included = without.store.measurements()["Fighting001_x264"]["motion"]
+    assert excluded.params["normal_segments"] == "ground truth"
+    assert excluded.value < included.value / 3
+    with_gt.close()
+    without.close()
+
+
+def test_dask_cluster_gives_the_same_numbers_as_local_processes(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    from distributed import LocalCluster
+
+    copy = tmp_path / "copy"
+    shutil.copytree(workspace.root, copy)
+    measure_workspace(workspace, workers=2)
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Workspace.open(copy) as remote,
+    ):
+        report = measure_workspace(remote, scheduler=cluster.scheduler_address)
+        assert sorted(report.measured) == sorted(NAMES)
+        for statistic in ("sharpness", "motion", "chroma"):
+            assert _values(remote, statistic) == _values(workspace, statistic)

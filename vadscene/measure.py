@@ -1,0 +1,429 @@
+"""Measure the two automatic scene factors of a video (and a colour hint) in one decoding pass.
+
+Statistics
+----------
+All three are computed on the decoder's own planes (Y = luma, U/V = chroma), read in order,
+each frame exactly once:
+
+* ``sharpness`` (factor *resolution*): mean over frames of ``var(L)``, where
+  ``L = cv2.Laplacian(Y)`` with the default ``ksize=1`` kernel ``[[0,1,0],[1,-4,1],[0,1,0]]``
+  and OpenCV's default border (reflect-101), at native resolution, and ``var`` is the
+  population variance over all pixels: ``var(L) = ΣL²/N - (ΣL/N)²``. Blur removes the high
+  frequencies the Laplacian responds to, so a blurrier (or upscaled) video scores lower.
+* ``motion`` (factor *motion*): mean over consecutive frame pairs ``(t-1, t)`` with both frames
+  normal of ``mean|Y_t - Y_{t-1}|``. Only normal frames count, because the factor describes
+  the scene, and an anomalous event (a fight, an explosion) would otherwise make every
+  anomalous video "high motion" by construction. ``None`` when no pair qualifies (a pair
+  across a change of frame size, which H.264 allows mid-stream, does not qualify either).
+* ``chroma`` (hint for the manual factor *color*): mean over frames of
+  ``mean|U-128| + mean|V-128|`` over the (subsampled) chroma planes. Grayscale footage encoded
+  as YUV has U = V = 128, so it scores ~0 (a few tenths at most, from encoder noise); colour
+  footage scores several units (the real UCF-Crime clips: 9-15).
+
+Range. The statistics are on the luma as coded, which for ordinary video is limited range
+(Y in 16-235, not OpenCV's full-range gray 0-255), so absolute values are ~(219/255)² smaller
+for sharpness and ~219/255 for motion than on an OpenCV BGR→gray frame (full-range "yuvj"
+MJPEG footage is measured on its 0-255 luma). Only rankings feed the thresholds (median /
+terciles over a benchmark), and a benchmark is measured with one decoder, so this does not
+matter; it is why :meth:`MeasureParams.as_dict` (the cache key) names the decoder.
+
+Exactness. ``L`` is computed as ``CV_16S``, not ``CV_64F``: for 8-bit input the ksize-1
+Laplacian is an integer in [-1020, 1020], so ``CV_16S`` holds it exactly, and ``ΣL²`` and ``ΣL``
+(``cv2.norm(NORM_L2SQR)``, ``cv2.sumElems``) are exact integers in double precision. The result
+equals ``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it),
+at a third of the cost (``CV_64F`` + ``meanStdDev``: 140 µs/frame at 320×240;
+``CV_16S`` + ``norm`` + ``sumElems``: 43 µs). Likewise the motion term is one
+``cv2.norm(Y_t, Y_{t-1}, NORM_L1)`` pass (6.5 µs) instead of ``absdiff`` + ``mean`` (13 µs),
+and chroma is ``cv2.norm(U, 128, NORM_L1)``, with no numpy temporaries anywhere.
+
+Decoder choice (measured)
+-------------------------
+PyAV, single-threaded, reading the Y/U/V planes of each decoded frame in place
+(``np.frombuffer(plane)`` viewed as ``(height, line_size)`` rows cut to ``width``: no copy, no
+colour conversion). Cost of getting each frame as a grayscale array, on one core (process
+pinned to one CPU, ``cv2.setNumThreads(1)``, single-threaded decoders), µs per frame;
+"corpus" is ``bench/measure_bench.py``'s 10.7 min of synthetic 320×240 H.264, "UCF" the two
+real 320×240 UCF-Crime clips (452 frames), best of 3 and of 9 passes:
+
+=================================================  ========  ========
+decoder → grayscale frame                           corpus    UCF
+=================================================  ========  ========
+PyAV, Y plane in place (chosen)                     107 µs    136 µs
+PyAV, ``frame.to_ndarray(format="gray")``              —      237 µs
+OpenCV ``read()`` + ``cvtColor(BGR2GRAY)``          153 µs    180 µs
+decord ``get_batch`` (64 sequential) + ``cvtColor``  303 µs    313 µs
+(OpenCV ``grab()``: decoding only, no pixels out)    98 µs    125 µs
+=================================================  ========  ========
+
+OpenCV and decord convert every frame to BGR/RGB with swscale, and we would then throw the
+colour away again (PyAV's ``to_ndarray(format="gray")`` also goes through swscale); the Y
+plane *is* the grayscale frame, so reading it in place costs what decoding costs plus PyAV's
+per-frame Python overhead (~9 µs over OpenCV's bare ``grab()``), and the chroma planes come
+for free. Frame threading (``thread_type="AUTO"``) gains nothing on one core (131 vs 136 µs
+on the UCF clips, within noise) and oversubscribes a process pool, so the decoder runs
+single-threaded: parallelism comes from processes, one video per worker. For the same reason
+each worker process should call ``cv2.setNumThreads(1)`` (OpenCV's own thread pool would
+fight the other workers); this module leaves that process-global setting alone.
+
+Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM): exhaustive
+measurement runs at ~195× real time per core on the 320×240 corpus (171× on the UCF clips;
+target 250×: missed), 1.72× the time of an OpenCV ``grab()`` loop and ~1.55× PyAV decoding
+alone (1.29× an OpenCV ``read()`` loop; target 1.3× decode-only: missed against the strict
+baselines). Decoding is ~110 µs of the ~170 µs per frame; of the ~60 µs of analysis the
+ksize-1 Laplacian is ~37 µs (OpenCV runs ksize 1 through its generic ``filter2D``; only
+ksize 3 has an IPP path, and ``CV_32F``/``filter2D``/``sepFilter2D`` variants are slower),
+``ΣL²`` + ``ΣL`` ~7 µs, chroma ~9 µs, motion ~6 µs, plane views ~3 µs. There is no cheaper
+exact way to get the Laplacian variance from OpenCV, so the targets are out of reach on this
+CPU without changing the statistic.
+
+Sampling mode
+-------------
+``MeasureParams(stride=k)`` still decodes every frame (H.264 inter frames cannot be skipped:
+later frames are predicted from them) and still computes motion on every pair, because it is
+cheap (~6 µs) and heavy-tailed: on the real LAVAD clip 1 % of the pairs (cuts, redraws) carry
+much of the mean, and sampling one pair in four moved it by 24 % (varying offsets) to 107 %
+(fixed offsets, locked onto the clip's repeated frames). Only sharpness and
+chroma, the expensive and stable part (~50 µs), are computed on one frame per block of ``k``,
+at an offset that follows a golden-ratio sequence rather than a fixed phase, so the samples
+cannot lock onto a periodic pattern such as the encoder's B-frame cadence (B-frames are coded
+coarser, hence blurrier). Measured, stride 4: 1.29× the exhaustive speed on the corpus (254×
+real time), 1.22× on the UCF clips; motion is identical, and over the corpus the per-video
+sharpness and chroma rank with Spearman ρ = 1.0000 against exhaustive (largest relative
+difference 1.1 % and 0.08 %; the corpus clips differ widely, so the relative differences say
+more than ρ about a benchmark whose videos are alike). It is not the default: exhaustive is
+the definition, and the gain is modest.
+
+Keyframe-only decoding (``skip_frame="NONKEY"``) would be far faster but was rejected: it
+yields no consecutive pairs (no motion), UCF-Crime clips have a keyframe only every 250 frames
+(1-2 per clip), and intra frames are coded at a different quality from the frames between
+them, which biases sharpness.
+
+Faults
+------
+Every way a file can fail raises :class:`MeasurementError` (never a raw PyAV/OpenCV error),
+with a reason naming the problem: ``"file not found"``, ``"not a regular file"``,
+``"empty file"``, ``"cannot open: <FFmpeg reason>"``, ``"no video stream"``,
+``"unsupported codec: ..."``, ``"zero frames"``, ``"no decodable frame: ..."``,
+``"decoding failed after N frames: ..."``, ``"truncated or damaged: ..."``,
+``"normal_mask has M entries but N frames were decoded ..."``. A file that decodes some frames
+and then fails is an error, not a partial measurement: the frames after the failure would be
+missing from the means without anyone noticing, and the ground-truth mask would no longer
+line up with what was measured. This is stricter than :func:`vadscene.video.probe_video`,
+which tolerates decode errors on leading packets. A damaged packet that the decoder drops
+*without* reporting an error (FFmpeg conceals most H.264 damage) cannot be told apart from a
+shorter video: ``frames_read`` is then below the probe's frame count, and only a gap larger
+than :data:`MASK_TOLERANCE` is caught (by the mask length check).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+
+from vadscene.errors import VadsceneError
+from vadscene.video import ffmpeg_reason
+
+MEASURE_VERSION = "1"
+"""Version of the statistics' definitions; bump it when they change, so cached results die."""
+
+DECODER = "pyav"
+"""The decoder every measurement uses (part of the cache key: statistics are on its luma)."""
+
+MASK_TOLERANCE = 0.05
+"""Largest accepted difference between the mask length and the decoded frame count, as a
+fraction of the frame count. Decoders and annotation tools disagree by a frame or two at the
+end of a clip; a larger gap means the mask belongs to another video or another frame rate."""
+
+# Pixel formats whose planes are 8-bit Y, U, V (in this order), read in place. Anything else
+# (NV12, 10-bit, RGB codecs) is converted to yuv420p first, which is slower but rare in VAD data.
+_PLANAR_YUV = frozenset(
+    {
+        "yuv420p",
+        "yuvj420p",
+        "yuv422p",
+        "yuvj422p",
+        "yuv444p",
+        "yuvj444p",
+        "yuv440p",
+        "yuvj440p",
+        "yuv411p",
+        "yuv410p",
+    }
+)
+_GRAY = "gray"  # one 8-bit plane; chroma is 0 by definition
+_GOLDEN = (5**0.5 - 1) / 2  # frac(φ), drives the sampling offsets of stride > 1
+
+
+@dataclass(frozen=True)
+class MeasureParams:
+    """How a video is measured; :meth:`as_dict` is the cache key of a measurement.
+
+    ``stride``: 1 (the default) measures every frame; ``k > 1`` is the sampling mode described
+    in the module docstring (every frame is still decoded and motion still uses every pair;
+    sharpness and chroma are computed on one frame per block of ``k``).
+    """
+
+    stride: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stride, bool) or not isinstance(self.stride, int) or self.stride < 1:
+            raise ValueError(f"stride must be a positive integer, got {self.stride!r}")
+
+    def as_dict(self) -> dict[str, int | str]:
+        """Everything that determines the result: statistic version, decoder and stride."""
+        return {"measure_version": MEASURE_VERSION, "decoder": DECODER, "stride": self.stride}
+
+
+@dataclass(frozen=True)
+class VideoMeasurement:
+    """The statistics of one video (formulas in the module docstring) and how they were made.
+
+    ``frames_read`` counts every decoded frame (also in sampling mode, where sharpness and
+    chroma skip most of them); ``motion_pairs`` counts the frame pairs averaged into
+    ``motion``; ``seconds`` is the wall time of the measurement; ``params`` is
+    :meth:`MeasureParams.as_dict`.
+    """
+
+    sharpness: float
+    motion: float | None
+    chroma: float
+    frames_read: int
+    motion_pairs: int
+    decoder: str
+    seconds: float
+    params: dict[str, int | str]
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain-dict form, for JSON caches and tables."""
+        return asdict(self)
+
+
+class MeasurementError(VadsceneError):
+    """A video cannot be measured; ``str(exc)`` is ``"<path>: <reason>"``.
+
+    The reasons are listed in the module docstring; a corpus run groups failures by them.
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+    def __reduce__(self) -> tuple[type[MeasurementError], tuple[Path, str]]:
+        """Pickle by (path, reason): errors travel back from pool and Dask workers."""
+        return (type(self), (self.path, self.reason))
+
+
+def measure_video(
+    path: Path | str,
+    *,
+    normal_mask: np.ndarray | None = None,
+    params: MeasureParams = MeasureParams(),
+) -> VideoMeasurement:
+    """Decode ``path`` once, in order, and return its sharpness, motion and chroma.
+
+    ``normal_mask`` is one bool per frame, True for a normal frame (from the temporal ground
+    truth); ``None`` means every frame is normal (normal videos, or no ground truth). It must be
+    a 1-D *bool* array: 0/1 integer arrays are refused because anomaly labels use 1 for
+    *anomalous*, and silently reading them as "1 = normal" would measure exactly the wrong
+    frames. It only affects ``motion``. Its length is checked against the number of frames
+    actually decoded: if they differ by at most :data:`MASK_TOLERANCE` of the frame count, the
+    frames beyond the end of the mask count as normal and mask entries beyond the last frame
+    are ignored (decoders and annotation tools often disagree by a frame or two at the end);
+    a larger difference raises :class:`MeasurementError` naming both lengths.
+
+    Raises :class:`MeasurementError` for every unusable file (see the module docstring) and
+    ``ValueError`` for a malformed ``normal_mask``. Module-level and returning a frozen
+    dataclass, so it runs unchanged in process pools and on Dask workers.
+    """
+    started = time.perf_counter()
+    path = Path(path)
+    mask = _check_mask(normal_mask)
+    _check_file(path)
+    scan = _scan(path, params.stride)
+    pairs_ok = _normal_pairs(path, mask, scan.frames_read) & ~np.isnan(scan.motion)
+    motion_pairs = int(np.count_nonzero(pairs_ok))
+    return VideoMeasurement(
+        sharpness=float(np.mean(scan.sharpness)),
+        motion=float(np.mean(scan.motion[pairs_ok])) if motion_pairs else None,
+        chroma=float(np.mean(scan.chroma)),
+        frames_read=scan.frames_read,
+        motion_pairs=motion_pairs,
+        decoder=DECODER,
+        seconds=time.perf_counter() - started,
+        params=params.as_dict(),
+    )
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """Per-frame results of one decoding pass, before the normal mask is applied."""
+
+    frames_read: int
+    sharpness: np.ndarray  # var(L) per analysed frame
+    chroma: np.ndarray  # mean|U-128| + mean|V-128| per analysed frame
+    motion: np.ndarray  # mean|Y_t - Y_{t-1}| for t = 1 .. frames_read-1; NaN across a size change
+
+
+def _check_mask(normal_mask: np.ndarray | None) -> np.ndarray | None:
+    if normal_mask is None:
+        return None
+    mask = np.asarray(normal_mask)
+    if mask.ndim != 1 or mask.dtype != np.bool_:
+        raise ValueError(
+            f"normal_mask must be a 1-D bool array (True = normal frame), "
+            f"got shape {mask.shape} dtype {mask.dtype}"
+        )
+    return mask
+
+
+def _check_file(path: Path) -> None:
+    """Reject what FFmpeg would describe badly: a missing path, a directory, an empty file."""
+    try:
+        if not path.exists():
+            raise MeasurementError(path, "file not found")
+        if not path.is_file():
+            raise MeasurementError(path, "not a regular file")
+        if path.stat().st_size == 0:
+            raise MeasurementError(path, "empty file")
+    except OSError as exc:
+        raise MeasurementError(path, f"cannot read: {ffmpeg_reason(exc)}") from exc
+
+
+def _normal_pairs(path: Path, mask: np.ndarray | None, frames_read: int) -> np.ndarray:
+    """For t = 1 .. frames_read-1: are frames t-1 and t both normal? (after the length check)"""
+    if mask is None:
+        return np.ones(frames_read - 1, dtype=bool)
+    if abs(len(mask) - frames_read) > MASK_TOLERANCE * frames_read:
+        raise MeasurementError(
+            path,
+            f"normal_mask has {len(mask)} entries but {frames_read} frames were decoded "
+            f"(more than {MASK_TOLERANCE:.0%} apart: mask of another video?)",
+        )
+    normal = np.ones(frames_read, dtype=bool)  # frames past the end of the mask are normal
+    shared = min(len(mask), frames_read)
+    normal[:shared] = mask[:shared]
+    return normal[1:] & normal[:-1]
+
+
+def _plane(plane: av.video.plane.VideoPlane) -> np.ndarray:
+    """An 8-bit plane as a (height, width) view of the decoder's buffer (rows are padded)."""
+    rows = np.frombuffer(plane, np.uint8, plane.height * plane.line_size)
+    return rows.reshape(plane.height, plane.line_size)[:, : plane.width]
+
+
+@lru_cache(maxsize=8)
+def _neutral_chroma(shape: tuple[int, int]) -> np.ndarray:
+    """A constant 128 (zero colour) plane to measure chroma against in one ``cv2.norm``."""
+    plane = np.full(shape, 128, dtype=np.uint8)
+    plane.flags.writeable = False
+    return plane
+
+
+def _laplacian_variance(luma: np.ndarray) -> float:
+    """``var(cv2.Laplacian(luma))``, exactly, via ``ΣL²/N - (ΣL/N)²`` on a ``CV_16S`` Laplacian."""
+    lap = cv2.Laplacian(luma, cv2.CV_16S)
+    mean = cv2.sumElems(lap)[0] / lap.size
+    return cv2.norm(lap, cv2.NORM_L2SQR) / lap.size - mean * mean
+
+
+def _chroma_offset(plane: np.ndarray) -> float:
+    """``mean|C - 128|`` of one chroma plane: its distance from colourless, in one pass."""
+    return cv2.norm(plane, _neutral_chroma(plane.shape), cv2.NORM_L1) / plane.size
+
+
+def _open(path: Path) -> tuple[av.container.InputContainer, av.video.stream.VideoStream]:
+    try:
+        container = av.open(str(path), metadata_errors="replace")
+    except (av.FFmpegError, OSError) as exc:
+        raise MeasurementError(path, f"cannot open: {ffmpeg_reason(exc)}") from exc
+    stream = next(
+        (
+            s
+            for s in container.streams.video
+            if not s.disposition & av.stream.Disposition.attached_pic
+        ),
+        None,
+    )
+    if stream is None or stream.codec_context is None:
+        container.close()
+        if stream is None:
+            raise MeasurementError(path, "no video stream")
+        raise MeasurementError(path, "unsupported codec: no decoder for the video stream")
+    stream.codec_context.thread_count = 1  # parallelism comes from processes, see docstring
+    return container, stream
+
+
+def _is_analysed(t: int, stride: int) -> bool:
+    """Whether frame ``t`` is analysed: all frames at stride 1, else one per block of ``stride``.
+
+    The frame analysed in block ``b`` (frames ``b*stride ... b*stride + stride-1``) sits at
+    offset ``floor(stride * frac(b * φ))``, φ = 0.618... (golden-ratio Weyl sequence): the
+    offsets are evenly spread but never periodic, so the samples cannot lock onto periodic
+    structure such as the encoder's B-frame cadence or repeated frames (see the module
+    docstring). Pure arithmetic, hence identical on every machine and Python version.
+    """
+    if stride == 1:
+        return True
+    block, offset = divmod(t, stride)
+    return offset == int(stride * (block * _GOLDEN % 1.0))
+
+
+def _scan(path: Path, stride: int) -> _Scan:
+    """Decode every frame in order: motion for every pair, sharpness and chroma for the frames
+    :func:`_is_analysed` picks (all of them at stride 1)."""
+    sharpness: list[float] = []
+    chroma: list[float] = []
+    motion: list[float] = []
+    packets = 0
+    t = 0  # index of the next decoded frame = frames decoded so far
+    prev: np.ndarray | None = None  # luma of frame t-1
+    container, stream = _open(path)
+    with container:
+        try:
+            for packet in container.demux(stream):
+                if packet.size:
+                    packets += 1
+                    if packet.is_corrupt:
+                        raise MeasurementError(
+                            path, f"truncated or damaged: video packet {packets} is incomplete"
+                        )
+                for frame in packet.decode():
+                    fmt = frame.format.name
+                    if fmt != _GRAY and fmt not in _PLANAR_YUV:
+                        frame = frame.reformat(format="yuv420p")
+                    planes = frame.planes
+                    luma = _plane(planes[0])
+                    if prev is not None:
+                        motion.append(
+                            cv2.norm(luma, prev, cv2.NORM_L1) / luma.size
+                            if prev.shape == luma.shape
+                            else np.nan
+                        )
+                    if _is_analysed(t, stride):
+                        sharpness.append(_laplacian_variance(luma))
+                        chroma.append(sum((_chroma_offset(_plane(c)) for c in planes[1:3]), 0.0))
+                    prev = luma
+                    t += 1
+        except (av.FFmpegError, OSError) as exc:
+            if t == 0:
+                raise MeasurementError(path, f"no decodable frame: {ffmpeg_reason(exc)}") from exc
+            raise MeasurementError(
+                path, f"decoding failed after {t} frames: {ffmpeg_reason(exc)}"
+            ) from exc
+    if packets == 0:
+        raise MeasurementError(path, "zero frames")
+    if t == 0:
+        raise MeasurementError(path, "no decodable frame: decoder produced nothing")
+    return _Scan(
+        frames_read=t,
+        sharpness=np.array(sharpness),
+        chroma=np.array(chroma),
+        motion=np.array(motion),
+    )

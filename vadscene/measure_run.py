@@ -1,0 +1,213 @@
+"""Measuring a whole workspace: cached, resumable, parallel (processes or Dask), fault-tolerant.
+
+Each video is measured by :func:`vadscene.measure.measure_video` in a worker; the main process
+is the only writer and commits every video's statistics as soon as they arrive, so an
+interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A result is
+reused when its parameters — statistic version, stride, content fingerprint, how normal frames
+were chosen — equal the current ones. Failures (corrupt, truncated, zero-frame, non-video,
+vanished files) are recorded per video with their reason and never stop the run.
+
+Workers: a local process pool by default; with ``scheduler="tcp://host:8786"`` the same calls
+go to a Dask distributed cluster (the video paths must be readable from the workers).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from vadscene.errors import VadsceneError
+from vadscene.measure import MeasurementError, MeasureParams, VideoMeasurement, measure_video
+from vadscene.records import Measurement, VideoInfo
+from vadscene.thresholds import PoleChanges, apply_rule
+from vadscene.workspace import Workspace
+
+STATISTICS = ("sharpness", "motion", "chroma")
+
+MeasureProgress = Callable[[int, int, float, str], None]
+"""Called as ``progress(videos_done, videos_total, footage_seconds_done, current_video)``."""
+
+
+@dataclass
+class MeasureReport:
+    """What a measurement run did."""
+
+    measured: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    footage_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    rules: list[PoleChanges] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    video: VideoInfo
+    path: Path
+    normal_mask: np.ndarray | None
+    params: dict[str, str | int | float | bool | None]
+
+
+def measurement_params(
+    params: MeasureParams, video: VideoInfo, normal_segments: str
+) -> dict[str, str | int | float | bool | None]:
+    """The cache key stored with every statistic: what was measured, on which content."""
+    return {
+        **params.as_dict(),
+        "fingerprint": video.fingerprint,
+        "normal_segments": normal_segments,
+    }
+
+
+def _normal_masks(workspace: Workspace) -> dict[str, np.ndarray]:
+    """Per-video True-for-normal frame masks from the workspace's temporal ground truth."""
+    reference = workspace.config.ground_truth
+    if reference is None:
+        return {}
+    from vadscene.audit.loaders import load_ground_truth
+
+    counts = {v.video_id: v.num_frames for v in workspace.store.videos()}
+    truth = load_ground_truth(
+        workspace.ground_truth_path,
+        format=reference.format,
+        interval_end=reference.interval_end,
+        registry_counts=counts,
+    )
+    return {video: ~truth.labels_of(video) for video in truth.video_ids}
+
+
+def _jobs(workspace: Workspace, params: MeasureParams, only_new: bool) -> Iterator[_Job | str]:
+    """Jobs for videos to measure; the ids of videos whose cached results still hold."""
+    masks = _normal_masks(workspace)
+    stored = workspace.store.measurements()
+    for video in workspace.store.videos():
+        mask = masks.get(video.video_id)
+        key = measurement_params(
+            params, video, "ground truth" if mask is not None else "whole video"
+        )
+        cached = stored.get(video.video_id, {})
+        if (only_new and cached) or (
+            set(STATISTICS) <= set(cached) and all(m.params == key for m in cached.values())
+        ):
+            yield video.video_id
+            continue
+        yield _Job(video, workspace.video_path(video.video_id), mask, key)
+
+
+def _statistics(result: VideoMeasurement, params: dict) -> dict[str, Measurement]:
+    at = datetime.now(UTC)
+    values = {"sharpness": result.sharpness, "motion": result.motion, "chroma": result.chroma}
+    return {
+        name: Measurement(
+            value=value,
+            params=params,
+            decoder=result.decoder,
+            seconds=result.seconds,
+            frames_read=result.motion_pairs if name == "motion" else result.frames_read,
+            measured_at=at,
+        )
+        for name, value in values.items()
+        if value is not None
+    }
+
+
+def measure_workspace(
+    workspace: Workspace,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    only_new: bool = False,
+    params: MeasureParams | None = None,
+    progress: MeasureProgress | None = None,
+) -> MeasureReport:
+    """Measure every registered video that lacks current results, then re-derive auto poles.
+
+    Auto factors keep the threshold rule in force (last applied, else the catalogue's); the
+    report lists how many videos changed pole.
+    """
+    if workspace.video_root is None:
+        raise VadsceneError(f"{workspace.root}: this workspace has no video files to measure")
+    params = params or MeasureParams()
+    report = MeasureReport()
+    jobs: list[_Job] = []
+    for item in _jobs(workspace, params, only_new):
+        if isinstance(item, str):
+            report.reused.append(item)
+        else:
+            jobs.append(item)
+    started = time.perf_counter()
+    total = len(jobs)
+    if progress is not None:
+        progress(0, total, 0.0, "")
+    store = workspace.store
+    for done, (job, outcome) in enumerate(_run(jobs, params, workers, scheduler), start=1):
+        if isinstance(outcome, VideoMeasurement):
+            store.record_video_measurements(job.video.video_id, _statistics(outcome, job.params))
+            report.measured.append(job.video.video_id)
+        else:
+            store.record_measurement_failure(job.video.video_id, outcome, job.params)
+            report.failed.append((job.video.video_id, outcome))
+        report.footage_seconds += job.video.duration_s
+        if progress is not None:
+            progress(done, total, report.footage_seconds, job.video.video_id)
+    report.wall_seconds = time.perf_counter() - started
+    for factor in workspace.catalogue.factors:
+        if factor.auto is not None and store.measurements():
+            report.rules.append(apply_rule(store, factor.key))
+    return report
+
+
+def _run(
+    jobs: list[_Job], params: MeasureParams, workers: int | None, scheduler: str | None
+) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
+    """(job, measurement or failure reason) as each video finishes, in completion order."""
+    if not jobs:
+        return
+    if scheduler is not None:
+        yield from _run_dask(jobs, params, scheduler)
+        return
+    workers = workers or os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        futures = {pool.submit(_measure_one, str(j.path), j.normal_mask, params): j for j in jobs}
+        try:
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _run_dask(
+    jobs: list[_Job], params: MeasureParams, scheduler: str
+) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
+    from distributed import Client
+    from distributed import as_completed as dask_completed
+
+    with Client(scheduler) as client:
+        futures = {
+            client.submit(_measure_one, str(j.path), j.normal_mask, params, pure=False): j
+            for j in jobs
+        }
+        try:
+            for future in dask_completed(futures):
+                yield futures[future], future.result()
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+
+
+def _measure_one(
+    path: str, normal_mask: np.ndarray | None, params: MeasureParams
+) -> VideoMeasurement | str:
+    """Worker entry point: a measurement, or the reason it failed (never raises for bad files)."""
+    try:
+        return measure_video(path, normal_mask=normal_mask, params=params)
+    except MeasurementError as exc:
+        return exc.reason
