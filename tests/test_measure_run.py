@@ -211,3 +211,15 @@ def test_dask_cluster_gives_the_same_numbers_as_local_processes(
         assert sorted(report.measured) == sorted(NAMES)
         for statistic in ("sharpness", "motion", "chroma"):
             assert _values(remote, statistic) == _values(workspace, statistic)
+
+
+def test_demo_measured_poles_recover_the_planted_resolution(tmp_path: Path) -> None:
+    from vadscene.demo import build_demo_workspace, load_demo_manifest
+
+    with build_demo_workspace(tmp_path / "demo") as demo:
+        planted = load_demo_manifest(demo.root / "benchmark").videos
+        poles = _auto_poles(demo, "resolution")
+        assert {v.video_id: v.planted["resolution"] for v in planted} == poles
+        motion = _auto_poles(demo, "motion")
+        for video in planted:  # terciles: a planted pole is never measured as the opposite one
+            assert motion[video.video_id] in (video.planted["motion"], "ambiguous")

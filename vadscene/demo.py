@@ -82,6 +82,7 @@ import cv2
 import numpy as np
 
 from vadscene.errors import WorkspaceError
+from vadscene.measure_run import measure_workspace
 from vadscene.workspace import GroundTruthRef, Workspace
 
 WIDTH = 320
@@ -723,7 +724,8 @@ def _demo_decisions(videos: tuple[DemoVideo, ...]) -> list[tuple[str, str, str, 
 def build_demo_workspace(
     root: Path | str, *, seed: int = 0, progress: Callable[[int, int], None] | None = None
 ) -> Workspace:
-    """Generate the demo benchmark and make it a workspace at ``root`` with demo annotations.
+    """Generate the demo benchmark and make it a workspace at ``root`` with demo annotations
+    and measured auto factors.
 
     The benchmark lives inside the workspace (``benchmark/``), so the folder can be moved. It
     is built under a temporary sibling folder and renamed into place at the end: an
@@ -750,6 +752,7 @@ def build_demo_workspace(
             "Explosion001_x264", "note", "cut or zoom at 4 s?", annotator="demo-ana"
         )
         workspace.store.set_mark("Explosion001_x264", "flag", True, annotator="demo-ana")
+        measure_workspace(workspace, workers=1)  # auto poles for resolution and motion
     if root.exists():
         root.rmdir()
     partial.rename(root)
