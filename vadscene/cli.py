@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -47,7 +47,8 @@ WorkspaceArg = Annotated[Path, typer.Argument(help="Workspace folder.", show_def
 
 
 @contextmanager
-def _progress(description: str) -> Iterator[Progress]:
+def _progress(description: str) -> Iterator[Callable[..., None]]:
+    """A progress bar on stderr; yields ``update(done, total, current="")``."""
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -57,18 +58,17 @@ def _progress(description: str) -> Iterator[Progress]:
         console=err,
         transient=True,
     ) as progress:
-        progress.add_task(description, total=None, current="")
-        yield progress
+        task = progress.add_task(description, total=None, current="")
+
+        def update(done: int, total: int, current: str = "") -> None:
+            progress.update(task, completed=done, total=total, current=current)
+
+        yield update
 
 
 def _scan_with_progress(workspace: Workspace) -> ScanReport:
-    with _progress("Probing videos") as progress:
-        task = progress.task_ids[0]
-        return workspace.scan(
-            lambda done, total, current: progress.update(
-                task, completed=done, total=total, current=current
-            )
-        )
+    with _progress("Probing videos") as update:
+        return workspace.scan(update)
 
 
 def _print_scan(report: ScanReport, workspace: Workspace) -> None:
@@ -206,13 +206,8 @@ def demo(
     """Build the demo benchmark (synthetic videos, ground truth, model scores) as a workspace."""
     from vadscene.demo import build_demo_workspace
 
-    with _progress("Rendering demo videos") as progress:
-        task = progress.task_ids[0]
-        ws = build_demo_workspace(
-            workspace,
-            seed=seed,
-            progress=lambda done, total: progress.update(task, completed=done, total=total),
-        )
+    with _progress("Rendering demo videos") as update:
+        ws = build_demo_workspace(workspace, seed=seed, progress=update)
     with ws:
         out.print(
             f"demo workspace {ws.root}: {len(ws.store.video_ids())} videos, ground truth "
@@ -314,16 +309,10 @@ def measure(
     """
     from vadscene.measure_run import measure_workspace
 
-    with Workspace.open(workspace) as ws, _progress("Measuring") as progress:
-        task = progress.task_ids[0]
+    with Workspace.open(workspace) as ws, _progress("Measuring") as update:
 
         def show(done: int, total: int, footage: float, current: str) -> None:
-            progress.update(
-                task,
-                completed=done,
-                total=total,
-                current=f"{footage / 3600:.2f} h of footage · {current}",
-            )
+            update(done, total, f"{footage / 3600:.2f} h of footage · {current}")
 
         report = measure_workspace(
             ws, workers=workers, scheduler=scheduler, only_new=only_new, progress=show
@@ -383,14 +372,8 @@ def proxies(workspace: WorkspaceArg) -> None:
     """Make H.264 MP4 proxies of videos a browser cannot play (cached, incremental)."""
     from vadscene.proxies import build_proxies
 
-    with Workspace.open(workspace) as ws, _progress("Making proxies") as progress:
-        task = progress.task_ids[0]
-        report = build_proxies(
-            ws,
-            progress=lambda done, total, current: progress.update(
-                task, completed=done, total=total, current=current
-            ),
-        )
+    with Workspace.open(workspace) as ws, _progress("Making proxies") as update:
+        report = build_proxies(ws, progress=update)
     out.print(
         f"proxies: {len(report.made)} made, {len(report.reused)} reused, "
         f"{report.not_needed} videos play as they are, {len(report.failed)} failed"
@@ -497,17 +480,14 @@ def audit(
             )
         )
     scene = load_scene_labels(release or workspace) if (release or workspace) else None
-    with _progress("Auditing") as progress:
-        task = progress.task_ids[0]
+    with _progress("Auditing") as update:
         result = run_audit(
             ground_truth,
             models,
             scene,
             n_bootstrap=bootstrap,
             seed=seed,
-            progress=lambda step, done, total: progress.update(
-                task, completed=done, total=total, current=step
-            ),
+            progress=lambda step, done, total: update(done, total, step),
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     written = write_report(result, out_dir)
