@@ -34,3 +34,38 @@ def test_without_a_workspace_the_app_says_how_to_start(
     monkeypatch.setenv("VADSCENE_WORKSPACE", str(tmp_path))
     app = AppTest.from_file(str(app_entry_point()), default_timeout=30).run()
     assert "not a vadscene workspace" in app.error[0].value
+
+
+@pytest.fixture
+def demo_app(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    from vadscene.demo import build_demo_workspace
+
+    root = tmp_path_factory.mktemp("app") / "demo"
+    build_demo_workspace(root).close()
+    monkeypatch.setenv("VADSCENE_WORKSPACE", str(root))
+    return root
+
+
+def test_measure_page_previews_and_applies_a_rule(demo_app: Path) -> None:
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
+    app.switch_page("app_pages/measure.py").run()
+    assert not app.exception
+    assert [s.value for s in app.subheader][:2] == [
+        "Spatial resolution (resolution) — sharpness", "Motion energy (motion) — motion"]
+    app.radio(key="measure_rule_resolution").set_value("terciles").run()
+    changes = [m.value for m in app.markdown if "videos change pole" in m.value]
+    assert changes[0] == "**4 videos change pole** with this rule."  # median 6/6 → 4/4/4
+    app.button(key="measure_apply_resolution").click().run()
+    assert not app.exception
+    with Workspace.open(demo_app) as workspace:
+        rules = {factor: rule for factor, _s, rule, _t, _at in workspace.store.thresholds()}
+    assert rules["resolution"] == "terciles"
+
+
+def test_export_page_validates_and_offers_downloads(demo_app: Path) -> None:
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
+    app.switch_page("app_pages/export.py").run()
+    assert not app.exception
+    assert app.success[0].value.startswith("Valid release: 12 videos")
+    app.radio(key="export_mode").set_value("one annotator").run()
+    assert "annotators: demo-ana" in app.success[0].value
