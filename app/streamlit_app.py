@@ -7,6 +7,7 @@ st.navigation(
     [
         st.Page("app_pages/overview.py", title="Videos", icon=":material/movie:", default=True),
         st.Page("app_pages/measure.py", title="Measure", icon=":material/straighten:"),
+        st.Page("app_pages/audit.py", title="Audit", icon=":material/query_stats:"),
         st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
     ]
 ).run()

@@ -69,3 +69,15 @@ def test_export_page_validates_and_offers_downloads(demo_app: Path) -> None:
     assert app.success[0].value.startswith("Valid release: 12 videos")
     app.radio(key="export_mode").set_value("one annotator").run()
     assert "annotators: demo-ana" in app.success[0].value
+
+
+def test_audit_page_runs_the_engine_on_the_demo(demo_app: Path) -> None:
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=120).run()
+    app.switch_page("app_pages/audit.py").run()
+    assert not app.exception
+    app.number_input(key="audit_bootstrap").set_value(100)
+    app.button(key="audit_run").click().run()
+    assert not app.exception and not app.error
+    assert "12 videos" in app.markdown[0].value
+    assert len(app.get("vega_lite_chart")) >= 4  # forest, decomposition, bias, pairs, composition
+    assert app.get("download_button")

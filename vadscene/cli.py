@@ -6,7 +6,6 @@ message with exit code 1, and ends its ``--help`` with an example (a test enforc
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -139,19 +138,6 @@ def init(
     )
     with ws:
         _print_scan(_scan_with_progress(ws), ws)
-
-
-def _model_specs(path: Path) -> list[tuple[str, Path, str | None]]:
-    """(name, score path, family) from a JSON list of models."""
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-        return [(e["name"], path.parent / e["path"], e.get("family")) for e in entries]
-    except FileNotFoundError:
-        raise VadsceneError(f"{path}: models file not found") from None
-    except (json.JSONDecodeError, TypeError, KeyError) as exc:
-        raise VadsceneError(
-            f"{path}: expected a JSON list of {{name, path, family}} objects ({exc!r})"
-        ) from None
 
 
 def _split_option(value: str) -> tuple[str, Path]:
@@ -442,44 +428,25 @@ def audit(
 
     Without --scores it reports the benchmark's composition (a ground-truth-only run).
     """
-    from vadscene.audit import load_ground_truth, load_scene_labels, load_scores, run_audit
+    from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
     from vadscene.audit.report import write_report
+    from vadscene.audit.sources import gather_inputs, read_model_list
 
-    if release and workspace:
-        raise VadsceneError("give --release or --workspace for the scene labels, not both")
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
-    registry: dict[str, int] | None = None
-    if workspace is not None:
-        with Workspace.open(workspace) as ws:
-            if gt is None and ws.config.ground_truth is not None:
-                gt, gt_format = ws.ground_truth_path, gt_format or ws.config.ground_truth.format
-                interval_end = ws.config.ground_truth.interval_end
-            registry = {v.video_id: v.num_frames for v in ws.store.videos()}
-    if gt is None:
-        raise VadsceneError("no ground truth: give --gt FILE (or a --workspace that has one)")
-    ground_truth = load_ground_truth(
-        gt,
-        format=gt_format,
+    specs = [parse_scores_argument(a) for a in scores or []]
+    specs += read_model_list(models_file) if models_file else []
+    ground_truth, models, scene = gather_inputs(
+        ground_truth=gt,
+        ground_truth_format=gt_format,
         interval_end=interval_end,
         frame_counts=frame_counts,
-        registry_counts=registry,
+        models=specs,
+        snippet_repeat=snippet_repeat,
+        video_order=video_order,
+        release=release,
+        workspace=workspace,
     )
-    models = []
-    specs = [parse_scores_argument(a) for a in scores or []]
-    specs += _model_specs(models_file) if models_file else []
-    for name, path, family in specs:
-        models.append(
-            load_scores(
-                path,
-                ground_truth,
-                name=name,
-                family=family,
-                snippet_repeat=snippet_repeat,
-                video_order=video_order,
-            )
-        )
-    scene = load_scene_labels(release or workspace) if (release or workspace) else None
     with _progress("Auditing") as update:
         result = run_audit(
             ground_truth,
@@ -517,7 +484,7 @@ def app_(
     ] = "127.0.0.1",
 ) -> None:
     """Start the annotation app in the browser."""
-    from vadscene.paths import app_entry_point, default_demo_workspace
+    from vadscene.paths import app_server_script, default_demo_workspace
 
     if workspace is None:
         workspace = default_demo_workspace()
@@ -533,7 +500,7 @@ def app_(
         "browser.gatherUsageStats": "false",
         "client.toolbarMode": "minimal",
     }
-    command = [sys.executable, "-m", "streamlit", "run", str(app_entry_point())]
+    command = [sys.executable, "-m", "streamlit", "run", str(app_server_script())]
     command += [part for key, value in settings.items() for part in (f"--{key}", str(value))]
     out.print(f"serving {workspace} at http://{host}:{port}")
     raise typer.Exit(subprocess.call(command, env=env))

@@ -28,8 +28,13 @@ def default_catalogue_path() -> Path:
 
 
 def app_entry_point() -> Path:
-    """The Streamlit router script."""
+    """The Streamlit router script (what AppTest runs)."""
     return shipped("app/streamlit_app.py", "app/streamlit_app.py")
+
+
+def app_server_script() -> Path:
+    """The ASGI entry `vadscene app` serves: the router plus the video route."""
+    return shipped("app/server.py", "app/server.py")
 
 
 def default_demo_workspace() -> Path:

@@ -113,4 +113,4 @@ for factor in (f for f in workspace.catalogue.factors if f.auto is not None):
             .mark_rule(color="#d62728", strokeDash=[4, 3])
             .encode(x="threshold:Q")
         )
-        st.altair_chart(histogram + lines, use_container_width=True)
+        st.altair_chart(histogram + lines, width="stretch")

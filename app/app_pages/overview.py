@@ -72,7 +72,7 @@ if videos:
             tooltip=["contrast", "pole", "videos"],
         )
     )
-    st.altair_chart(chart, use_container_width=True)
+    st.altair_chart(chart, width="stretch")
 
 st.subheader("Videos")
 table = pd.DataFrame(

@@ -1,0 +1,112 @@
+"""Audit: choose score files, run the audit engine on the workspace's ground truth and scene
+labels, see the figures and tables, download the report."""
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+
+import streamlit as st
+from app_state import current_workspace
+
+from vadscene.audit import figures, run_audit
+from vadscene.audit.loaders import parse_scores_argument
+from vadscene.audit.report import write_report
+from vadscene.audit.sources import gather_inputs, read_model_list
+from vadscene.errors import VadsceneError
+
+workspace = current_workspace()
+st.title("Audit")
+if workspace.config.ground_truth is None:
+    st.warning(
+        "This workspace has no temporal ground truth; create it with "
+        "`vadscene init … --gt FILE` to audit scores here, or use `vadscene audit`."
+    )
+    st.stop()
+st.caption(
+    f"Ground truth: `{workspace.ground_truth_path}` · scene labels: this workspace's "
+    "consensus values"
+)
+
+model_lists = sorted(p for p in workspace.root.glob("**/models.json") if p.is_file())
+chosen_lists = st.multiselect(
+    "Model lists found in the workspace",
+    model_lists,
+    default=model_lists,
+    format_func=lambda p: str(p.relative_to(workspace.root)),
+    key="audit_model_lists",
+)
+extra = st.text_area(
+    "More models, one NAME=PATH[@FAMILY] per line (server paths: .npy folder, .npy, CSV)",
+    key="audit_extra_models",
+)
+left, middle, right = st.columns(3)
+snippet_repeat = left.number_input("Snippet repeat", 1, 64, 1, key="audit_snippet_repeat")
+bootstrap = middle.number_input("Bootstrap replicates", 0, 10_000, 1000, 100, key="audit_bootstrap")
+seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="audit_seed")
+
+if st.button("Run audit", type="primary", key="audit_run"):
+    bar = st.progress(0.0, text="Loading scores…")
+    try:
+        specs = [spec for path in chosen_lists for spec in read_model_list(path)]
+        specs += [
+            parse_scores_argument(line.strip()) for line in extra.splitlines() if line.strip()
+        ]
+        truth, models, scene = gather_inputs(
+            models=specs, snippet_repeat=int(snippet_repeat), workspace=workspace.root
+        )
+        result = run_audit(
+            truth,
+            models,
+            scene,
+            n_bootstrap=int(bootstrap),
+            seed=int(seed),
+            progress=lambda step, done, total: bar.progress(
+                done / total if total else 1.0, text=f"{step}: {done}/{total}"
+            ),
+        )
+    except VadsceneError as exc:
+        bar.empty()
+        st.error(str(exc))
+    else:
+        bar.empty()
+        st.session_state["audit_result"] = result
+
+result = st.session_state.get("audit_result")
+if result is None:
+    st.stop()
+
+summary = result.summary
+st.write(
+    f"**{summary['videos']} videos**, {summary['frames']:,} frames; "
+    f"w = {100 * summary['within_pair_fraction']:.3f} % of pairs are within a video; "
+    f"oracle video-constant AUROC {summary['oracle_video_constant_auroc']:.4f}."
+)
+for chart in (
+    figures.granularity_forest_plot(result),
+    figures.decomposition_bars(result),
+    figures.bias_dot_plot(result),
+    figures.scene_pair_heatmap(result) if not result.scene_pairs.empty else None,
+    figures.composition_chart(result),
+):
+    if chart is not None:
+        st.altair_chart(chart, width="content")
+for name in ("metrics", "controls", "resolved", "bias", "scene_conditioned"):
+    table = getattr(result, name)
+    if not table.empty:
+        with st.expander(name.replace("_", " ").capitalize()):
+            st.dataframe(table, hide_index=True)
+
+with tempfile.TemporaryDirectory() as folder:
+    written = write_report(result, Path(folder))
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name, path in written.items():
+            bundle.write(path, name)
+st.download_button(
+    "Download the report (HTML, Markdown, JSON, CSV)",
+    archive.getvalue(),
+    "audit-report.zip",
+    "application/zip",
+    key="audit_download",
+)

@@ -1,0 +1,84 @@
+"""Gathering an audit's inputs from files and workspaces — shared by the CLI and the app.
+
+A workspace supplies what it knows: its configured ground truth (format and interval
+convention), the frame counts it registered by probing its videos (the fallback when a
+ground-truth file has no count column), and its scene labels (the consensus release).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.loaders import load_ground_truth, load_scores
+from vadscene.audit.scene import SceneLabels, load_scene_labels
+from vadscene.workspace import Workspace
+
+ModelSpec = tuple[str, Path, str | None]
+"""(name, score path, family)"""
+
+
+def read_model_list(path: Path | str) -> list[ModelSpec]:
+    """Models from a JSON list of ``{"name", "path", "family"}`` (paths relative to the file),
+    e.g. the demo's ``benchmark/models.json``."""
+    path = Path(path)
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        return [(e["name"], path.parent / e["path"], e.get("family")) for e in entries]
+    except FileNotFoundError:
+        raise AuditInputError(f"{path}: models file not found") from None
+    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        raise AuditInputError(
+            f"{path}: expected a JSON list of {{name, path, family}} objects ({exc!r})"
+        ) from None
+
+
+def gather_inputs(
+    *,
+    ground_truth: Path | str | None = None,
+    ground_truth_format: str | None = None,
+    interval_end: str = "exclusive",
+    frame_counts: Path | str | None = None,
+    models: Sequence[ModelSpec] = (),
+    snippet_repeat: int = 1,
+    video_order: Path | str | None = None,
+    release: Path | str | None = None,
+    workspace: Path | str | None = None,
+) -> tuple[GroundTruth, list[ModelScores], SceneLabels | None]:
+    """Load ground truth, scores and scene labels; a workspace fills in what is not given."""
+    if release is not None and workspace is not None:
+        raise AuditInputError("give a release or a workspace for the scene labels, not both")
+    registry: dict[str, int] | None = None
+    if workspace is not None:
+        with Workspace.open(workspace) as ws:
+            configured = ws.config.ground_truth
+            if ground_truth is None and configured is not None:
+                ground_truth = ws.ground_truth_path
+                ground_truth_format = ground_truth_format or configured.format
+                interval_end = configured.interval_end
+            registry = {v.video_id: v.num_frames for v in ws.store.videos()}
+    if ground_truth is None:
+        raise AuditInputError("no ground truth: give a file (or a workspace that has one)")
+    truth = load_ground_truth(
+        ground_truth,
+        format=ground_truth_format,
+        interval_end=interval_end,
+        frame_counts=frame_counts,
+        registry_counts=registry,
+    )
+    scores = [
+        load_scores(
+            path,
+            truth,
+            name=name,
+            family=family,
+            snippet_repeat=snippet_repeat,
+            video_order=video_order,
+        )
+        for name, path, family in models
+    ]
+    labels_from = release or workspace
+    scene = load_scene_labels(labels_from) if labels_from is not None else None
+    return truth, scores, scene
