@@ -17,6 +17,7 @@ def test_videos_page_lists_videos_and_progress(
     small_workspace.store.record_decision("Abuse001_x264", "color", "color", annotator="ana")
     monkeypatch.setenv("VADSCENE_WORKSPACE", str(small_workspace.root))
     app = AppTest.from_file(str(app_entry_point()), default_timeout=30).run()
+    app.switch_page("app_pages/overview.py").run()
     assert not app.exception
     assert app.title[0].value == "small"
     progress, videos = (frame.value for frame in app.dataframe[:2])
@@ -81,3 +82,19 @@ def test_audit_page_runs_the_engine_on_the_demo(demo_app: Path) -> None:
     assert "12 videos" in app.markdown[0].value
     assert len(app.get("vega_lite_chart")) >= 4  # forest, decomposition, bias, pairs, composition
     assert app.get("download_button")
+
+
+def test_annotate_page_records_a_widget_decision(demo_app: Path) -> None:
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60)
+    app.query_params["annotator"] = "apptest"
+    app.run()
+    assert not app.exception
+    # The page opens at the annotator's first incomplete video (every video, for a new name).
+    with Workspace.open(demo_app) as workspace:
+        first = workspace.store.video_ids()[0]
+    assert app.query_params["video"] == first
+    app.radio(key=f"annotate_{first}_crowd").set_value("many").run()
+    assert not app.exception
+    with Workspace.open(demo_app) as workspace:
+        assert workspace.store.current_values("apptest") == {(first, "crowd"): "many"}
+    assert any("Saved crowd = many" in t.value for t in app.toast)

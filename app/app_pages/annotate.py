@@ -1,0 +1,173 @@
+"""Annotate: watch a video and decide its scene factors — every decision is committed to the
+store before the page confirms it."""
+
+import streamlit as st
+from app_state import current_workspace
+from components.player import KEY_HELP, video_player
+
+from vadscene.annotation import factor_states, incomplete_videos, next_incomplete, value_for_number
+from vadscene.catalogue import AMBIGUOUS
+from vadscene.errors import VadsceneError
+from vadscene.serving import video_url
+
+workspace = current_workspace()
+store = workspace.store
+videos = store.video_ids()
+if not videos:
+    st.info("This workspace has no videos yet: `vadscene scan WORKSPACE`.")
+    st.stop()
+
+# --- who and which video: both live in the URL, so a reload or a shared link keeps them -------
+annotator = st.sidebar.text_input(
+    "Annotator",
+    value=st.query_params.get("annotator", ""),
+    key="annotate_annotator",
+    help="Your name; decisions are recorded under it.",
+).strip()
+if not annotator:
+    st.title("Annotate")
+    st.info("Enter your name in the sidebar to start.")
+    st.stop()
+if annotator == "auto":
+    st.sidebar.error("'auto' is reserved for measured decisions; pick another name.")
+    st.stop()
+st.query_params["annotator"] = annotator
+video_id = st.query_params.get("video")
+if video_id not in videos:
+    video_id = next_incomplete(store, annotator, None) or videos[0]
+st.query_params["video"] = video_id
+factors = list(workspace.catalogue.factors)
+focus = st.session_state.setdefault("annotate_focus", 0) % len(factors)
+
+
+def _go(target: str | None) -> None:
+    if target is not None:
+        st.query_params["video"] = target
+        st.rerun()
+
+
+def _decide(factor_key: str, value: str | None) -> None:
+    try:
+        decision = store.record_decision(video_id, factor_key, value, annotator=annotator)
+    except VadsceneError as exc:
+        st.error(str(exc))
+        return
+    shown = value if value is not None else "cleared"
+    st.toast(
+        f"Saved {factor_key} = {shown}" + (" (override)" if decision.source == "override" else ""),
+        icon=":material/check:",
+    )
+
+
+def _on_radio(factor_key: str) -> None:
+    _decide(factor_key, st.session_state[f"annotate_{video_id}_{factor_key}"])
+
+
+# --- player and keyboard -------------------------------------------------------------------
+info = store.video(video_id)
+position = videos.index(video_id)
+st.subheader(f"{video_id}  ·  {info.category}")
+watch, decide = st.columns([3, 2], gap="large")
+with watch:
+    pressed = video_player(
+        src=video_url(video_id), fps=info.fps, frames=info.num_frames, key="annotate_player"
+    )
+if pressed:
+    action = pressed.get("action")
+    if action == "factor_up":
+        st.session_state.annotate_focus = focus = (focus - 1) % len(factors)
+    elif action == "factor_down":
+        st.session_state.annotate_focus = focus = (focus + 1) % len(factors)
+    elif action in ("value", "ambiguous"):
+        factor = factors[focus]
+        value = (
+            AMBIGUOUS
+            if action == "ambiguous"
+            else value_for_number(factor, int(pressed.get("number", 0)))
+        )
+        if value is not None:
+            _decide(factor.key, value)
+    elif action == "next_video":
+        _go(videos[(position + 1) % len(videos)])
+    elif action == "previous_video":
+        _go(videos[(position - 1) % len(videos)])
+    elif action == "next_incomplete":
+        target = next_incomplete(store, annotator, video_id)
+        if target is None:
+            st.toast("Every video is complete.")
+        _go(target)
+    elif action == "undo":
+        undone = store.undo_last(annotator)
+        st.toast(f"Undid {undone.factor} on {undone.video_id}" if undone else "Nothing to undo")
+        if undone is not None and undone.video_id != video_id:
+            _go(undone.video_id)
+    elif action == "flag":
+        flagged = bool(store.marks(video_id=video_id).get((video_id, annotator), {}).get("flag"))
+        store.set_mark(video_id, "flag", not flagged, annotator=annotator)
+        st.toast("Flagged" if not flagged else "Unflagged")
+
+# --- factor panel: widgets show what the store holds ----------------------------------------
+states = factor_states(store, video_id, annotator)
+panel = decide.container(height=620)
+for index, state in enumerate(states):
+    factor = state.factor
+    options = [*factor.values, AMBIGUOUS]
+    widget_key = f"annotate_{video_id}_{factor.key}"
+    shown = state.value if state.value is not None else state.auto_value
+    st.session_state[widget_key] = shown
+    marker = "▶ " if index == focus else ""
+    label = f"{marker}{factor.name}" + (" (measured)" if factor.source == "auto" else "")
+    panel.radio(
+        label,
+        options,
+        key=widget_key,
+        horizontal=True,
+        help=factor.criterion,
+        format_func=lambda v, o=options: f"{o.index(v) + 1} {v}",
+        on_change=_on_radio,
+        args=(factor.key,),
+    )
+    if factor.source == "auto":
+        measured = f"{state.measured:.4g}" if state.measured is not None else "not measured"
+        origin = "your override" if state.value is not None else "auto"
+        panel.caption(
+            f"{factor.auto.statistic} {measured} · auto pole {state.auto_value or '—'}"
+            f" · showing {origin}"
+        )
+
+marks = store.marks(video_id=video_id).get((video_id, annotator), {"flag": False, "note": None})
+note_key, flag_key = f"annotate_note_{video_id}", f"annotate_flag_{video_id}"
+st.session_state[note_key] = marks["note"] or ""
+st.session_state[flag_key] = bool(marks["flag"])
+watch.toggle(
+    "Flag for review (f)",
+    key=flag_key,
+    on_change=lambda: store.set_mark(
+        video_id, "flag", st.session_state[flag_key], annotator=annotator
+    ),
+)
+watch.text_area(
+    "Note about this video",
+    key=note_key,
+    on_change=lambda: store.set_mark(
+        video_id, "note", st.session_state[note_key], annotator=annotator
+    ),
+)
+
+# --- navigation, progress, keys ---------------------------------------------------------------
+left, middle, right = st.sidebar.columns(3)
+if left.button("◀ Prev", key="annotate_prev"):
+    _go(videos[(position - 1) % len(videos)])
+if middle.button("Next ▶", key="annotate_next"):
+    _go(videos[(position + 1) % len(videos)])
+if right.button("Undo", key="annotate_undo"):
+    store.undo_last(annotator)
+    st.rerun()
+remaining = incomplete_videos(store, annotator)
+st.sidebar.progress(
+    (len(videos) - len(remaining)) / len(videos),
+    text=f"{len(videos) - len(remaining)} of {len(videos)} videos complete",
+)
+st.sidebar.caption(f"Video {position + 1} of {len(videos)}")
+with st.sidebar.expander("Keyboard", expanded=True):
+    st.markdown("\n".join(f"- `{keys}` {what}" for keys, what in KEY_HELP))

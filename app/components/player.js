@@ -1,0 +1,125 @@
+// vadscene player: an HTML5 video with speed, frame step, seek and restart controls, and the
+// page-wide keyboard map. Keys are sent to Python as trigger values; the speed is kept in
+// localStorage so it persists across videos and reloads.
+const SPEEDS = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4];
+const SPEED_KEY = "vadscene.playbackRate";
+const PANEL_KEYS = {
+  ArrowUp: "factor_up", k: "factor_up", ArrowDown: "factor_down", j: "factor_down",
+  a: "ambiguous", n: "next_video", p: "previous_video", i: "next_incomplete",
+  u: "undo", f: "flag",
+};
+
+function typing(target) {
+  if (!target) return false;
+  if (target.isContentEditable) return true;
+  const tag = (target.tagName || "").toLowerCase();
+  if (tag === "textarea" || tag === "select") return true;
+  return tag === "input" && !["radio", "checkbox", "button", "range"].includes(target.type);
+}
+
+function savedSpeed() {
+  const value = parseFloat(window.localStorage.getItem(SPEED_KEY));
+  return SPEEDS.includes(value) ? value : 1;
+}
+
+function build(parent) {
+  const root = document.createElement("div");
+  root.className = "vs-player";
+  root.innerHTML = `
+    <video class="vs-video" muted autoplay playsinline preload="auto"></video>
+    <div class="vs-bar">
+      <button data-act="restart" title="Restart (r)">Restart</button>
+      <button data-act="back5" title="Back 5 s (←)">−5 s</button>
+      <button data-act="frame_back" title="Previous frame (,)">◀|</button>
+      <button data-act="toggle" title="Play / pause (space)">Play/Pause</button>
+      <button data-act="frame_forward" title="Next frame (.)">|▶</button>
+      <button data-act="forward5" title="Forward 5 s (→)">+5 s</button>
+      <button data-act="slower" title="Slower ([)">−</button>
+      <span class="vs-speed"></span>
+      <button data-act="faster" title="Faster (])">+</button>
+      <span class="vs-time"></span>
+    </div>`;
+  parent.appendChild(root);
+  return root;
+}
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  const root = parentElement.querySelector(".vs-player") || build(parentElement);
+  const video = root.querySelector("video");
+  const state = (window.__vadscenePlayer = window.__vadscenePlayer || { sent: 0 });
+  state.send = setTriggerValue;
+  state.video = video;
+  state.fps = data.fps || 30;
+  if (video.dataset.src !== data.src) {
+    video.dataset.src = data.src;
+    video.src = data.src;
+  }
+  const showSpeed = () => {
+    root.querySelector(".vs-speed").textContent = `${video.playbackRate}×`;
+  };
+  const setSpeed = (value) => {
+    video.playbackRate = value;
+    video.defaultPlaybackRate = value;
+    window.localStorage.setItem(SPEED_KEY, String(value));
+    showSpeed();
+  };
+  setSpeed(savedSpeed());
+  const showTime = () => {
+    const frame = Math.floor(video.currentTime * state.fps + 1e-6);
+    root.querySelector(".vs-time").textContent =
+      `${video.currentTime.toFixed(2)} s · frame ${frame} / ${data.frames}`;
+  };
+  video.ontimeupdate = showTime;
+  video.onseeked = showTime;
+  video.onratechange = showSpeed;
+  video.onloadedmetadata = () => { video.playbackRate = savedSpeed(); showTime(); };
+
+  const step = (frames) => {
+    video.pause();
+    video.currentTime = Math.max(0, video.currentTime + frames / state.fps);
+  };
+  const actions = {
+    toggle: () => (video.paused ? video.play() : video.pause()),
+    restart: () => { video.currentTime = 0; video.play(); },
+    back5: () => { video.currentTime = Math.max(0, video.currentTime - 5); },
+    forward5: () => { video.currentTime = video.currentTime + 5; },
+    frame_back: () => step(-1),
+    frame_forward: () => step(1),
+    slower: () => setSpeed(SPEEDS[Math.max(0, SPEEDS.indexOf(video.playbackRate) - 1)]),
+    faster: () => setSpeed(
+      SPEEDS[Math.min(SPEEDS.length - 1, SPEEDS.indexOf(video.playbackRate) + 1)]),
+  };
+  root.querySelectorAll("button[data-act]").forEach((button) => {
+    button.onclick = () => actions[button.dataset.act]();
+  });
+  state.actions = actions;
+
+  if (!window.__vadsceneKeys) {
+    window.__vadsceneKeys = true;
+    window.addEventListener("keydown", (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+      const player = window.__vadscenePlayer;
+      const playerKeys = {
+        " ": "toggle", r: "restart", ArrowLeft: "back5", ArrowRight: "forward5",
+        ",": "frame_back", ".": "frame_forward", "[": "slower", "]": "faster",
+      };
+      let message = null;
+      if (playerKeys[event.key]) {
+        player.actions[playerKeys[event.key]]();
+      } else if (/^[1-9]$/.test(event.key)) {
+        message = { action: "value", number: Number(event.key) };
+      } else if (PANEL_KEYS[event.key]) {
+        message = { action: PANEL_KEYS[event.key] };
+      } else {
+        return;
+      }
+      event.preventDefault();
+      event.stopPropagation();
+      if (message) {
+        player.sent += 1;
+        player.send("key", { ...message, sequence: player.sent });
+      }
+    }, true);
+  }
+}

@@ -1,0 +1,151 @@
+"""The real app, served by `vadscene app` and driven in headless Chromium (Playwright)."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser import chromium_page, require_chromium
+from helpers import ARTIFACTS
+
+from vadscene.demo import build_demo_workspace
+
+VIDEO = "Arson001_x264"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    require_chromium()
+    root = tmp_path_factory.mktemp("browser") / "demo"
+    build_demo_workspace(root).close()
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from vadscene.cli import main; main()",
+            "app",
+            str(root),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        server.kill()
+        pytest.fail(f"the app did not start: {server.stdout.read().decode()[-2000:]}")
+    yield url, root
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def _current(root: Path, annotator: str) -> dict[str, str | None]:
+    with sqlite3.connect(root / "annotations.db") as db:
+        rows = db.execute(
+            "SELECT factor, value FROM current_decisions WHERE annotator = ? AND video_id = ?",
+            (annotator, VIDEO),
+        ).fetchall()
+    return dict(rows)
+
+
+def _wait_for(condition, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.2)
+
+
+def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) -> None:
+    url, root = served
+    with chromium_page(1400, 1000) as page:
+        page.goto(f"{url}/?annotator=e2e&video={VIDEO}")
+        video = page.locator("video")
+        video.wait_for(timeout=30_000)
+        start = video.evaluate("v => v.currentTime")
+        _wait_for(lambda: video.evaluate("v => v.currentTime") > start + 0.5)  # it plays
+
+        assert video.evaluate("v => v.playbackRate") == 1
+        page.keyboard.press("]")
+        assert video.evaluate("v => v.playbackRate") == 1.25
+
+        page.keyboard.press("1")  # focused factor: colour → "color"
+        _wait_for(lambda: _current(root, "e2e").get("color") == "color")
+        page.keyboard.press("ArrowDown")
+        page.wait_for_timeout(700)
+        page.keyboard.press("ArrowDown")  # continuity
+        page.wait_for_timeout(700)
+        page.keyboard.press("2")
+        _wait_for(lambda: _current(root, "e2e").get("continuity") == "multi-view")
+        page.keyboard.press("ArrowDown")  # elevation
+        page.wait_for_timeout(700)
+        page.keyboard.press("a")
+        _wait_for(lambda: _current(root, "e2e").get("elevation") == "ambiguous")
+
+        page.get_by_label("Note about this video").fill("2a typed here is a note")
+        page.wait_for_timeout(700)
+        assert len(_current(root, "e2e")) == 3  # keys typed into a text box decide nothing
+
+        page.reload()
+        video.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)
+        assert video.evaluate("v => v.playbackRate") == 1.25  # the speed is remembered
+        checked = page.evaluate(
+            "() => Array.from(document.querySelectorAll('input[type=radio]:checked'))"
+            ".map(i => i.closest('label').innerText.trim())"
+        )
+        assert {"1 color", "2 multi-view", "3 ambiguous"} <= set(checked)
+        page.screenshot(path=str(ARTIFACTS / "annotate.png"))
+
+        page.keyboard.press("u")
+        _wait_for(lambda: _current(root, "e2e").get("elevation") is None)
+        assert _current(root, "e2e")["continuity"] == "multi-view"
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        "../../etc/passwd",
+        "..%2F..%2Fetc%2Fpasswd",
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "%252e%252e%252fetc%252fpasswd",
+        "%2Fetc%2Fpasswd",
+        "..%5C..%5Cvadscene.yaml",
+    ],
+)
+def test_paths_outside_the_workspace_are_refused(served: tuple[str, Path], attempt: str) -> None:
+    url, _ = served
+    request = urllib.request.Request(f"{url}/vadscene/video/{attempt}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            status, kind, body = response.status, response.headers["Content-Type"], response.read()
+    except urllib.error.HTTPError as error:
+        status, kind, body = error.code, error.headers["Content-Type"], error.read()
+    # Refused by the video route (400/404), or — when the decoded path no longer matches it —
+    # answered by Streamlit's page fallback: never a file.
+    assert status in (400, 404) or (status == 200 and kind.startswith("text/html")), status
+    assert b"root:" not in body and b"dataset:" not in body
