@@ -52,7 +52,9 @@ def test_measure_page_previews_and_applies_a_rule(demo_app: Path) -> None:
     app.switch_page("app_pages/measure.py").run()
     assert not app.exception
     assert [s.value for s in app.subheader][:2] == [
-        "Spatial resolution (resolution) — sharpness", "Motion energy (motion) — motion"]
+        "Spatial resolution (resolution) — sharpness",
+        "Motion energy (motion) — motion",
+    ]
     app.radio(key="measure_rule_resolution").set_value("terciles").run()
     changes = [m.value for m in app.markdown if "videos change pole" in m.value]
     assert changes[0] == "**4 videos change pole** with this rule."  # median 6/6 → 4/4/4
@@ -98,3 +100,28 @@ def test_annotate_page_records_a_widget_decision(demo_app: Path) -> None:
     with Workspace.open(demo_app) as workspace:
         assert workspace.store.current_values("apptest") == {(first, "crowd"): "many"}
     assert any("Saved crowd = many" in t.value for t in app.toast)
+
+
+def test_review_page_filters_and_records_a_consensus(demo_app: Path) -> None:
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60)
+    app.query_params["annotator"] = "adjudicator"
+    app.run()
+    app.switch_page("app_pages/review.py").run()
+    assert not app.exception
+    assert app.caption[0].value == "12 of 12 videos"
+    # The demo's second annotator disagrees with the first on Explosion001's continuity.
+    assert app.selectbox(key="review_video").options == ["Explosion001_x264"]
+    app.selectbox(key="review_value_Explosion001_x264_continuity").set_value("multi-view")
+    app.button(key="review_record_Explosion001_x264_continuity").click().run()
+    assert not app.exception
+    with Workspace.open(demo_app) as workspace:
+        [consensus] = [
+            d
+            for d in workspace.store.current_decisions(video_id="Explosion001_x264")
+            if d.source == "consensus"
+        ]
+    assert (consensus.factor, consensus.value, consensus.annotator) == (
+        "continuity",
+        "multi-view",
+        "adjudicator",
+    )

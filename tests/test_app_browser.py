@@ -125,6 +125,12 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
         _wait_for(lambda: _current(root, "e2e").get("elevation") is None)
         assert _current(root, "e2e")["continuity"] == "multi-view"
 
+        page.goto(f"{url}/review?annotator=e2e")
+        page.get_by_text("Agreement between annotators").wait_for(timeout=30_000)
+        page.locator("[data-testid='stDataFrame'] canvas").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(2000)
+        page.screenshot(path=str(ARTIFACTS / "review.png"), full_page=True)
+
 
 @pytest.mark.parametrize(
     "attempt",
