@@ -295,3 +295,23 @@ def test_an_older_store_is_migrated_and_keeps_its_decisions(
         assert store.current_values("ana") == {("Abuse001_x264", "color"): "grayscale"}
         store.record_measurement_failure("Abuse001_x264", "zero frames", {"stride": 1})
         assert store.measurement_failures() == [("Abuse001_x264", "zero frames")]
+
+
+def test_revision_changes_with_every_kind_of_write(store: AnnotationStore) -> None:
+    from vadscene.records import Measurement
+
+    seen = {store.revision()}
+    store.record_decision(VIDEOS[0], "color", "color", annotator="ana")
+    seen.add(store.revision())
+    store.set_mark(VIDEOS[0], "flag", True, annotator="ana")
+    seen.add(store.revision())
+    store.record_measurement(
+        VIDEOS[0],
+        "sharpness",
+        Measurement(
+            value=1.0, decoder="pyav", frames_read=1, seconds=0.0, measured_at=datetime.now(UTC)
+        ),
+    )
+    seen.add(store.revision())
+    assert len(seen) == 4
+    assert store.revision() == store.revision()  # reading changes nothing

@@ -767,6 +767,14 @@ class AnnotationStore:
                 )
         return ImportCounts(new_videos, added, skipped, marks_set)
 
+    def revision(self) -> tuple[int, int, int, str | None]:
+        """Changes whenever decisions, marks or measurements change: a cache key for views."""
+        return self._read(
+            "SELECT (SELECT COALESCE(MAX(decision_id), 0) FROM decisions), "
+            "(SELECT COALESCE(MAX(mark_id), 0) FROM marks), "
+            "(SELECT COUNT(*) FROM measurements), (SELECT MAX(measured_at) FROM measurements)"
+        )[0]
+
     def integrity_check(self) -> str:
         return self._read("PRAGMA integrity_check")[0][0]
 

@@ -19,7 +19,14 @@ reviewer = st.sidebar.text_input(
     help="Adjudications are recorded under this name.",
 ).strip()
 
-table = review_table(workspace)
+
+@st.cache_data(max_entries=4, show_spinner="Building the review table…")
+def _views(root: str, revision: tuple) -> tuple:
+    """The table and agreement for one store revision; reruns (filters, clicks) reuse them."""
+    return review_table(workspace), agreement(store)
+
+
+table, agreements = _views(str(workspace.root), store.revision())
 chosen = st.pills(
     "Show videos that are",
     list(FILTERS),
@@ -49,7 +56,7 @@ rows = [
         "videos": a.videos,
         "annotators": ", ".join(a.annotators),
     }
-    for a in agreement(store)
+    for a in agreements
 ]
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="review_agreement")
 st.caption(

@@ -1,0 +1,161 @@
+"""App responsiveness on a 2,000-video workspace, each against a floor measured in the same run.
+
+    python bench/app_bench.py [--videos 2000]
+
+Measured server-side (the browser adds its own rendering):
+
+- decision → commit: ``AnnotationStore.record_decision`` (validation, override lookup, one
+  ``BEGIN IMMEDIATE`` … ``COMMIT`` with ``synchronous=FULL``) against the floor of a bare
+  ``INSERT`` + commit on a SQLite file with the same settings. Target ≤ 150 ms.
+- moving to the next video: one run of the Annotate page script (AppTest) with a new
+  ``?video=``, against the floor of an empty Streamlit script run the same way. Target ≤ 300 ms.
+- the review table for 2,000 videos: ``review_table``, a first Review page render (building
+  the table) and a rerun (the table cached per store revision), against the floor of reading
+  the decision rows with one SQL query. Target ≤ 1 s.
+
+The workspace holds tiny placeholder registrations (no video decoding is involved in these
+paths) with two annotators' decisions on every manual factor of every video.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from vadscene.paths import app_entry_point
+from vadscene.records import VideoInfo
+from vadscene.review import review_table
+from vadscene.workspace import Workspace
+
+
+def timed(action: Callable[[], object], repeats: int) -> float:
+    """Median wall time of ``action`` in seconds."""
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def build_workspace(root: Path, videos: int) -> Workspace:
+    (root / "videos").mkdir(parents=True)
+    workspace = Workspace.create(root / "ws", video_root=root / "videos", dataset="bench")
+    store = workspace.store
+    store.register_videos(
+        VideoInfo(
+            video_id=f"Abuse{i:05d}_x264",
+            category="Abuse",
+            path=f"Abuse{i:05d}_x264.mp4",
+            num_frames=300,
+            fps=30.0,
+            duration_s=10.0,
+            width=320,
+            height=240,
+            codec="h264",
+            size_bytes=1,
+            fingerprint=f"b2s:{i}",
+        )
+        for i in range(videos)
+    )
+    manual = [f for f in workspace.catalogue.factors if f.source == "manual"]
+    with sqlite3.connect(store.path) as db:  # bulk-load the history quickly, as rows
+        db.executemany(
+            "INSERT INTO decisions (video_id, factor, value, annotator, source, decided_at) "
+            "VALUES (?, ?, ?, ?, 'manual', '2026-01-01T00:00:00+00:00')",
+            [
+                (f"Abuse{i:05d}_x264", f.key, f.values[(i + j) % 2], annotator)
+                for i in range(videos)
+                for f in manual
+                for j, annotator in enumerate(("ana", "ben"))
+            ],
+        )
+    return workspace
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--videos", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        workspace = build_workspace(root, args.videos)
+        store = workspace.store
+        os.environ["VADSCENE_WORKSPACE"] = str(workspace.root)
+        ids = store.video_ids()
+
+        counter = iter(range(10**9))
+        decision = timed(
+            lambda: store.record_decision(
+                ids[next(counter) % len(ids)], "crowd", "many", annotator="carla"
+            ),
+            50,
+        )
+        floor_db = sqlite3.connect(root / "floor.db", isolation_level=None)
+        floor_db.execute("PRAGMA journal_mode=WAL")
+        floor_db.execute("PRAGMA synchronous=FULL")
+        floor_db.execute("CREATE TABLE t (a TEXT, b TEXT, c TEXT)")
+
+        def bare_insert() -> None:
+            floor_db.execute("BEGIN IMMEDIATE")
+            floor_db.execute("INSERT INTO t VALUES ('x', 'y', 'z')")
+            floor_db.execute("COMMIT")
+
+        insert = timed(bare_insert, 50)
+
+        page = AppTest.from_file(str(app_entry_point()), default_timeout=60)
+        page.query_params["annotator"] = "carla"
+        page.run()
+        positions = iter(range(10**9))
+
+        def next_video() -> None:
+            page.query_params["video"] = ids[next(positions) % len(ids)]
+            page.run()
+
+        move = timed(next_video, 15)
+        empty = root / "empty.py"
+        empty.write_text("import streamlit as st\nst.write('')\n")
+        blank = AppTest.from_file(str(empty)).run()
+        floor_page = timed(blank.run, 15)
+
+        table = timed(lambda: review_table(workspace), 5)
+        review = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
+        review.switch_page("app_pages/review.py")
+        review_page = timed(review.run, 5)  # the table is cached per store revision
+
+        def first_render() -> None:
+            st.cache_data.clear()
+            review.run()
+
+        review_first = timed(first_render, 5)
+        with sqlite3.connect(store.path) as db:
+            rows = timed(lambda: db.execute("SELECT * FROM current_decisions").fetchall(), 5)
+
+    print(f"{args.videos} videos, {len(workspace.catalogue.factors)} factors, 2 annotators\n")
+    print(f"{'measure':44} {'time':>10} {'floor':>10} {'ratio':>7}  target")
+    lines = [
+        ("decision → commit (record_decision)", decision, insert, 0.150),
+        ("next video (Annotate page run)", move, floor_page, 0.300),
+        ("review table (review_table)", table, rows, 1.0),
+        ("review page, first render (builds the table)", review_first, rows, 1.0),
+        ("review page, rerun (filters, clicks)", review_page, rows, 1.0),
+    ]
+    for name, seconds, floor, target in lines:
+        verdict = "met" if seconds <= target else "MISSED"
+        print(
+            f"{name:44} {seconds * 1000:8.1f} ms {floor * 1000:8.1f} ms "
+            f"{seconds / floor:6.1f}×  ≤ {target * 1000:.0f} ms {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()
