@@ -125,6 +125,10 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
         _wait_for(lambda: _current(root, "e2e").get("elevation") is None)
         assert _current(root, "e2e")["continuity"] == "multi-view"
 
+        page.goto(f"{url}/")  # no name in the URL: this browser remembers it
+        name = page.get_by_label("Annotator", exact=True)
+        _wait_for(lambda: name.count() and name.input_value() == "e2e")
+
         page.goto(f"{url}/review?annotator=e2e")
         page.get_by_text("Agreement between annotators").wait_for(timeout=30_000)
         page.locator("[data-testid='stDataFrame'] canvas").first.wait_for(timeout=30_000)

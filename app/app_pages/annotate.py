@@ -4,6 +4,7 @@ store before the page confirms it."""
 import streamlit as st
 from app_state import current_workspace
 from components.player import KEY_HELP, video_player
+from components.remember import remembered_annotator
 
 from vadscene.annotation import factor_states, incomplete_videos, next_incomplete, value_for_number
 from vadscene.catalogue import AMBIGUOUS
@@ -18,15 +19,16 @@ if not videos:
     st.stop()
 
 # --- who and which video: both live in the URL, so a reload or a shared link keeps them -------
+st.session_state.setdefault("annotate_annotator", st.query_params.get("annotator", ""))
+stored = remembered_annotator(st.session_state.annotate_annotator.strip(), key="annotate_remember")
+if stored and not st.session_state.annotate_annotator.strip():
+    st.session_state.annotate_annotator = stored
 annotator = st.sidebar.text_input(
-    "Annotator",
-    value=st.query_params.get("annotator", ""),
-    key="annotate_annotator",
-    help="Your name; decisions are recorded under it.",
+    "Annotator", key="annotate_annotator", help="Your name; decisions are recorded under it."
 ).strip()
 if not annotator:
     st.title("Annotate")
-    st.info("Enter your name in the sidebar to start.")
+    st.info("Enter your name in the sidebar to start; this browser will remember it.")
     st.stop()
 if annotator == "auto":
     st.sidebar.error("'auto' is reserved for measured decisions; pick another name.")
@@ -108,6 +110,7 @@ if pressed:
 
 # --- factor panel: widgets show what the store holds ----------------------------------------
 states = factor_states(store, video_id, annotator)
+rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
 panel = decide.container(height=620)
 for index, state in enumerate(states):
     factor = state.factor
@@ -130,9 +133,11 @@ for index, state in enumerate(states):
     if factor.source == "auto":
         measured = f"{state.measured:.4g}" if state.measured is not None else "not measured"
         origin = "your override" if state.value is not None else "auto"
+        rule, limits = rules.get(factor.key, (factor.auto.rule, ()))
+        limits_text = ", ".join(f"{t:.4g}" for t in limits) or "not applied yet"
         panel.caption(
-            f"{factor.auto.statistic} {measured} · auto pole {state.auto_value or '—'}"
-            f" · showing {origin}"
+            f"{factor.auto.statistic} {measured} · {rule} threshold {limits_text} · "
+            f"auto pole {state.auto_value or '—'} · showing {origin}"
         )
 
 marks = store.marks(video_id=video_id).get((video_id, annotator), {"flag": False, "note": None})
@@ -169,5 +174,17 @@ st.sidebar.progress(
     text=f"{len(videos) - len(remaining)} of {len(videos)} videos complete",
 )
 st.sidebar.caption(f"Video {position + 1} of {len(videos)}")
+with st.sidebar.expander("Your support so far"):
+    counts: dict[tuple[str, str], int] = {}
+    for (_video, factor_key), value in store.current_values(annotator).items():
+        counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
+    st.markdown(
+        "\n".join(
+            f"- **{f.key}**: "
+            + ", ".join(f"{v} {counts.get((f.key, v), 0)}" for v in [*f.values, AMBIGUOUS])
+            for f in factors
+            if f.source == "manual"
+        )
+    )
 with st.sidebar.expander("Keyboard", expanded=True):
     st.markdown("\n".join(f"- `{keys}` {what}" for keys, what in KEY_HELP))

@@ -40,6 +40,13 @@ extra = st.text_area(
     "More models, one NAME=PATH[@FAMILY] per line (server paths: .npy folder, .npy, CSV)",
     key="audit_extra_models",
 )
+uploads = st.file_uploader(
+    "Or upload score tables (CSV/TSV/Parquet: video, [frame,] score; the file name is the "
+    "model name)",
+    type=["csv", "tsv", "parquet"],
+    accept_multiple_files=True,
+    key="audit_uploads",
+)
 left, middle, right = st.columns(3)
 snippet_repeat = left.number_input("Snippet repeat", 1, 64, 1, key="audit_snippet_repeat")
 bootstrap = middle.number_input("Bootstrap replicates", 0, 10_000, 1000, 100, key="audit_bootstrap")
@@ -52,6 +59,12 @@ if st.button("Run audit", type="primary", key="audit_run"):
         specs += [
             parse_scores_argument(line.strip()) for line in extra.splitlines() if line.strip()
         ]
+        upload_dir = workspace.cache_dir / "uploads"
+        upload_dir.mkdir(parents=True, exist_ok=True)
+        for upload in uploads or []:
+            saved = upload_dir / Path(upload.name).name
+            saved.write_bytes(upload.getvalue())
+            specs.append((saved.stem, saved, None))
         truth, models, scene = gather_inputs(
             models=specs, snippet_repeat=int(snippet_repeat), workspace=workspace.root
         )
