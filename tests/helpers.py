@@ -52,3 +52,14 @@ def write_video(
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
     return path
+
+
+def damage(path: Path, seed: int) -> Path:
+    """Truncate a file at a random point and overwrite 64 random bytes somewhere in it."""
+    data = bytearray(path.read_bytes())
+    rng = np.random.default_rng(seed)
+    data = data[: rng.integers(1, len(data))]
+    start = int(rng.integers(0, len(data)))
+    data[start : start + 64] = rng.bytes(len(data[start : start + 64]))
+    path.write_bytes(data)
+    return path

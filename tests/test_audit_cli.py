@@ -38,21 +38,26 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_audit_of_the_demo_writes_every_report_file(demo: Path, tmp_path: Path) -> None:
-    out = tmp_path / "report"
-    code = run(
+def _audit_demo(demo: Path, out: Path, *, bootstrap: int) -> int:
+    models = demo / "benchmark" / "models.json"
+    return run(
         [
             "audit",
             "--workspace",
             str(demo),
             "--models",
-            str(demo / "benchmark" / "models.json"),
+            str(models),
             "--bootstrap",
-            "200",
+            str(bootstrap),
             "--out",
             str(out),
         ]
     )
+
+
+def test_audit_of_the_demo_writes_every_report_file(demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    code = _audit_demo(demo, out, bootstrap=200)
     assert code == 0
     written = {p.name for p in out.iterdir()}
     assert REPORT_FILES.issubset(written)
@@ -130,19 +135,7 @@ def test_audit_input_errors_are_one_message(
 
 def test_report_html_opens_in_a_browser_and_shows_the_figures(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
-    code = run(
-        [
-            "audit",
-            "--workspace",
-            str(demo),
-            "--models",
-            str(demo / "benchmark" / "models.json"),
-            "--bootstrap",
-            "100",
-            "--out",
-            str(out),
-        ]
-    )
+    code = _audit_demo(demo, out, bootstrap=100)
     assert code == 0
     with chromium_page() as page:
         requests: list[str] = []

@@ -11,7 +11,7 @@ import av
 import helpers
 import numpy as np
 import pytest
-from helpers import realdata_dir, write_video
+from helpers import damage, realdata_dir, write_video
 
 from vadscene.video import (
     VIDEO_EXTENSIONS,
@@ -242,13 +242,7 @@ def test_damaged_files_never_raise_raw_exceptions(
     tmp_path: Path, name: str, codec: str, seed: int
 ) -> None:
     """Random truncations and byte smashes either probe or raise VideoProbeError."""
-    path = write_video(tmp_path / name, codec, frames=30)
-    data = bytearray(path.read_bytes())
-    rng = np.random.default_rng(seed)
-    data = data[: rng.integers(1, len(data))]
-    start = int(rng.integers(0, len(data)))
-    data[start : start + 64] = rng.bytes(len(data[start : start + 64]))
-    path.write_bytes(data)
+    path = damage(write_video(tmp_path / name, codec, frames=30), seed)
     try:
         probe = probe_video(path)
     except VideoProbeError as error:

@@ -17,15 +17,14 @@ from vadscene.errors import VadsceneError
 
 workspace = current_workspace()
 st.title("Audit")
-if workspace.config.ground_truth is None:
-    st.warning(
-        "This workspace has no temporal ground truth; create it with "
-        "`vadscene init … --gt FILE` to audit scores here, or use `vadscene audit`."
-    )
-    st.stop()
+ground_truth = st.text_input(
+    "Ground-truth file (server path; empty = the workspace's)",
+    placeholder=str(workspace.ground_truth_path or "this workspace has none configured"),
+    key="audit_ground_truth",
+).strip()
 st.caption(
-    f"Ground truth: `{workspace.ground_truth_path}` · scene labels: this workspace's "
-    "consensus values"
+    "Scene labels: this workspace's consensus values; frame counts: the ground truth's "
+    "own, else the workspace's probed videos"
 )
 
 model_lists = sorted(p for p in workspace.root.glob("**/models.json") if p.is_file())
@@ -66,7 +65,10 @@ if st.button("Run audit", type="primary", key="audit_run"):
             saved.write_bytes(upload.getvalue())
             specs.append((saved.stem, saved, None))
         truth, models, scene = gather_inputs(
-            models=specs, snippet_repeat=int(snippet_repeat), workspace=workspace.root
+            ground_truth=ground_truth or None,
+            models=specs,
+            snippet_repeat=int(snippet_repeat),
+            workspace=workspace.root,
         )
         result = run_audit(
             truth,
