@@ -80,6 +80,12 @@ def _wait_for(condition, timeout: float = 15.0) -> None:
         time.sleep(0.2)
 
 
+def focus_on(page, factor_name: str) -> None:
+    """Press ArrowDown and wait until the focus marker stands before ``factor_name``."""
+    page.keyboard.press("ArrowDown")
+    page.get_by_text(f"▶ {factor_name}").first.wait_for(timeout=30_000)
+
+
 def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) -> None:
     url, root = served
     with chromium_page(1400, 1000) as page:
@@ -95,14 +101,11 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
 
         page.keyboard.press("1")  # focused factor: colour → "color"
         _wait_for(lambda: _current(root, "e2e").get("color") == "color")
-        page.keyboard.press("ArrowDown")
-        page.wait_for_timeout(700)
-        page.keyboard.press("ArrowDown")  # continuity
-        page.wait_for_timeout(700)
+        focus_on(page, "Spatial resolution")  # ArrowDown, and wait for the marker to move
+        focus_on(page, "Camera continuity")
         page.keyboard.press("2")
         _wait_for(lambda: _current(root, "e2e").get("continuity") == "multi-view")
-        page.keyboard.press("ArrowDown")  # elevation
-        page.wait_for_timeout(700)
+        focus_on(page, "Camera elevation")
         page.keyboard.press("a")
         _wait_for(lambda: _current(root, "e2e").get("elevation") == "ambiguous")
 
@@ -112,13 +115,18 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
 
         page.reload()
         video.wait_for(timeout=30_000)
-        page.wait_for_timeout(1500)
-        assert video.evaluate("v => v.playbackRate") == 1.25  # the speed is remembered
-        checked = page.evaluate(
-            "() => Array.from(document.querySelectorAll('input[type=radio]:checked'))"
-            ".map(i => i.closest('label').innerText.trim())"
-        )
-        assert {"1 color", "2 multi-view", "3 ambiguous"} <= set(checked)
+
+        def checked() -> set[str]:
+            return set(
+                page.evaluate(
+                    "() => Array.from(document.querySelectorAll('input[type=radio]:checked'))"
+                    ".map(i => i.closest('label').innerText.trim())"
+                )
+            )
+
+        # The three decisions are shown again (the panel renders after the player).
+        _wait_for(lambda: {"1 color", "2 multi-view", "3 ambiguous"} <= checked(), timeout=30)
+        _wait_for(lambda: video.evaluate("v => v.playbackRate") == 1.25)  # speed remembered
         page.screenshot(path=str(ARTIFACTS / "annotate.png"))
 
         page.keyboard.press("u")

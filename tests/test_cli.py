@@ -41,6 +41,8 @@ def test_every_command_is_listed() -> None:
                 "measure",
                 "thresholds",
                 "proxies",
+                "labelstudio-export",
+                "labelstudio-import",
             ]
         )
         == COMMANDS

@@ -6,6 +6,7 @@ message with exit code 1, and ends its ``--help`` with an example (a test enforc
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -471,6 +472,53 @@ def audit(
                 f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]"
             )
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
+
+
+@app.command(
+    name="labelstudio-export",
+    epilog="Example: vadscene labelstudio-export ucf-ws --out ls/ --base-url http://127.0.0.1:8501",
+)
+def labelstudio_export(
+    workspace: WorkspaceArg,
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for tasks.json + config XML.")],
+    base_url: Annotated[
+        str, typer.Option(help="Prefix of the video URLs (where `vadscene app` serves).")
+    ] = "",
+) -> None:
+    """Export Label Studio tasks (one per video, decisions as annotations, auto poles as
+    predictions) and the matching labeling config."""
+    from vadscene.labelstudio import write_labelstudio
+
+    with Workspace.open(workspace) as ws:
+        tasks_path, config_path = write_labelstudio(ws, out_dir, base_url=base_url)
+    out.print(f"wrote {tasks_path} and {config_path}")
+
+
+@app.command(
+    name="labelstudio-import", epilog="Example: vadscene labelstudio-import ucf-ws export.json"
+)
+def labelstudio_import(
+    workspace: WorkspaceArg,
+    export_file: Annotated[
+        Path, typer.Argument(help="Label Studio JSON export.", show_default=False)
+    ],
+) -> None:
+    """Import a Label Studio JSON export: each Label Studio user becomes an annotator."""
+    from vadscene.labelstudio import import_export
+
+    try:
+        tasks = json.loads(export_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReleaseError(f"{export_file}: Label Studio export not found") from None
+    except json.JSONDecodeError as exc:
+        raise ReleaseError(f"{export_file}: not valid JSON ({exc})") from None
+    with Workspace.open(workspace) as ws:
+        summary = import_export(ws, tasks, origin=str(export_file))
+    out.print(
+        f"imported {export_file}: {summary.annotations} annotations, "
+        f"{summary.decisions_added} decisions added, {summary.decisions_already_present} "
+        f"already present, {summary.cancelled} cancelled ignored"
+    )
 
 
 @app.command(name="app", epilog="Example: vadscene app ucf-ws --port 8501")

@@ -213,10 +213,10 @@ def write_release(release: Release, out: Path | str, *, csv_path: Path | str | N
     """
     out = Path(out)
     schema_path = out.parent / SCHEMA_FILE_NAME
-    _atomic_write(out, release_json(release))
-    _atomic_write(schema_path, json.dumps(release_json_schema(), indent=2) + "\n")
+    atomic_write(out, release_json(release))
+    atomic_write(schema_path, json.dumps(release_json_schema(), indent=2) + "\n")
     if csv_path is not None:
-        _atomic_write(Path(csv_path), release_csv(release))
+        atomic_write(Path(csv_path), release_csv(release))
     return schema_path
 
 
@@ -235,7 +235,9 @@ def release_csv(release: Release) -> str:
     return buffer.getvalue()
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
+    """Write text via a temporary file in the same folder, fsync and rename: readers see the
+    old file or the new one, never half of one."""
     if not path.parent.is_dir():
         raise ReleaseError(f"{path}: folder {path.parent} does not exist")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
