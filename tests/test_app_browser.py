@@ -125,7 +125,11 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
             )
 
         # The three decisions are shown again (the panel renders after the player).
-        _wait_for(lambda: {"1 color", "2 multi-view", "3 ambiguous"} <= checked(), timeout=30)
+        try:
+            _wait_for(lambda: {"1 color", "2 multi-view", "3 ambiguous"} <= checked(), 30)
+        except AssertionError:
+            page.screenshot(path=str(ARTIFACTS / "annotate-after-reload-failed.png"))
+            raise AssertionError(f"after reload the page shows {sorted(checked())}") from None
         _wait_for(lambda: video.evaluate("v => v.playbackRate") == 1.25)  # speed remembered
         page.screenshot(path=str(ARTIFACTS / "annotate.png"))
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -551,7 +550,10 @@ def app_(
     command = [sys.executable, "-m", "streamlit", "run", str(app_server_script())]
     command += [part for key, value in settings.items() for part in (f"--{key}", str(value))]
     out.print(f"serving {workspace} at http://{host}:{port}")
-    raise typer.Exit(subprocess.call(command, env=env))
+    sys.stdout.flush()
+    # Become the Streamlit server (same process id): stopping `vadscene app` stops the server,
+    # with no orphaned child left holding the port.
+    os.execve(sys.executable, command, env)
 
 
 def _version(value: bool) -> None:
