@@ -479,7 +479,8 @@ def _init_on_a_file(folder: Path) -> Attempt:
 
 def _export_into_a_folder(folder: Path) -> Attempt:
     root = registry_workspace(folder)
-    return _cli("export", root, "--out", folder, store=root)
+    (folder / "releases").mkdir()
+    return _cli("export", root, "--out", folder / "releases", store=root)
 
 
 def _audit_report_on_a_file(folder: Path) -> Attempt:
@@ -720,7 +721,7 @@ CASES: tuple[BadInputCase, ...] = (
     BadInputCase(
         "export_out_is_a_folder",
         _export_into_a_folder,
-        ("{tmp}",),
+        ("{tmp}/releases",),
         known_bug="raw IsADirectoryError traceback from os.replace in write_release",
     ),
     BadInputCase(
