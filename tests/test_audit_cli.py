@@ -150,3 +150,10 @@ def test_report_html_opens_in_a_browser_and_shows_the_figures(demo: Path, tmp_pa
     figures = [s for s in sizes if s[0] > 200 and s[1] > 100]
     assert len(figures) >= 5, sizes
     assert all(url.startswith("file://") for url in requests), requests  # self-contained
+
+
+def test_without_bootstrap_the_summary_says_there_is_no_interval(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _audit_demo(demo, tmp_path / "r", bootstrap=0) == 0
+    assert re.search(r"localizer: micro AUROC 0\.\d{4} \[nan, nan\]", capsys.readouterr().out)

@@ -467,8 +467,9 @@ def audit(
     if models:
         micro = result.metrics.query("granularity == 'micro'")
         for row in micro.itertuples():
-            out.print(
-                f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]"
+            out.print(  # not markup: "[0.81, 0.93]" and "[nan, nan]" are text
+                f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
+                markup=False,
             )
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
 
