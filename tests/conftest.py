@@ -18,6 +18,13 @@ SMALL_BENCHMARK = {
     "nested/RoadAccidents004_x264.mp4": 15,
 }
 
+ABUSE, ARSON, NORMAL, ROAD = (
+    "Abuse001_x264",
+    "Arson002_x264",
+    "Normal_Videos_003_x264",
+    "RoadAccidents004_x264",
+)
+
 
 @pytest.fixture(scope="session")
 def catalogue() -> Catalogue:

@@ -63,3 +63,28 @@ def damage(path: Path, seed: int) -> Path:
     data[start : start + 64] = rng.bytes(len(data[start : start + 64]))
     path.write_bytes(data)
     return path
+
+
+def record_sharpness_poles(
+    store, sharpness: dict[str, float], *, threshold: float = 37.5, params: dict | None = None
+) -> None:
+    """Store a sharpness measurement per video and the auto resolution pole it gives."""
+    from datetime import UTC, datetime
+
+    from vadscene.records import Measurement
+
+    for video_id, value in sharpness.items():
+        store.record_measurement(
+            video_id,
+            "sharpness",
+            Measurement(
+                value=value,
+                params=params or {},
+                decoder="opencv",
+                frames_read=30,
+                seconds=0.01,
+                measured_at=datetime(2026, 1, 2, tzinfo=UTC),
+            ),
+        )
+        pole = "high" if value > threshold else "low"
+        store.record_decision(video_id, "resolution", pole, annotator="auto", source="auto")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import record_sharpness_poles
 
 from vadscene.catalogue import AMBIGUOUS, Catalogue, parse_catalogue
 from vadscene.labelstudio import (
@@ -18,15 +19,7 @@ from vadscene.labelstudio import (
     labeling_config,
     write_labelstudio,
 )
-from vadscene.records import Measurement
 from vadscene.workspace import STORE_NAME, Workspace
-
-ABUSE, ARSON, NORMAL, ROAD = (
-    "Abuse001_x264",
-    "Arson002_x264",
-    "Normal_Videos_003_x264",
-    "RoadAccidents004_x264",
-)
 
 
 @pytest.fixture
@@ -43,20 +36,7 @@ def annotated(small_workspace: Workspace) -> Workspace:
     store.record_decision(ROAD, "setting", AMBIGUOUS, annotator="ana")
     store.record_decision(ROAD, "elevation", "elevated", annotator="ben")
     store.record_decision(ROAD, "elevation", None, annotator="ben")  # cleared
-    for video_id, sharpness in ((ABUSE, 80.0), (ARSON, 20.0), (NORMAL, 55.0), (ROAD, 10.0)):
-        store.record_measurement(
-            video_id,
-            "sharpness",
-            Measurement(
-                value=sharpness,
-                decoder="opencv",
-                frames_read=30,
-                seconds=0.01,
-                measured_at=datetime(2026, 1, 2, tzinfo=UTC),
-            ),
-        )
-        pole = "high" if sharpness > 37.5 else "low"
-        store.record_decision(video_id, "resolution", pole, annotator="auto", source="auto")
+    record_sharpness_poles(store, {ABUSE: 80.0, ARSON: 20.0, NORMAL: 55.0, ROAD: 10.0})
     store.record_decision(ROAD, "resolution", "high", annotator="ana")  # override
     return small_workspace
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import record_sharpness_poles
 
 from vadscene.errors import ReleaseError
-from vadscene.records import FactorDecision, Measurement
+from vadscene.records import FactorDecision
 from vadscene.release import (
     build_release,
     import_release,
@@ -24,13 +26,6 @@ from vadscene.release import (
     write_release,
 )
 from vadscene.workspace import Workspace
-
-ABUSE, ARSON, NORMAL, ROAD = (
-    "Abuse001_x264",
-    "Arson002_x264",
-    "Normal_Videos_003_x264",
-    "RoadAccidents004_x264",
-)
 
 
 @pytest.fixture
@@ -48,26 +43,9 @@ def annotated(small_workspace: Workspace) -> Workspace:
     store.record_decision(ROAD, "location", "fuel-station", annotator="ana")
     store.record_decision(ROAD, "elevation", "elevated", annotator="ben")
     store.record_decision(ROAD, "elevation", None, annotator="ben")  # cleared
-    for video_id, sharpness in ((ABUSE, 80.0), (ARSON, 20.0), (NORMAL, 55.0), (ROAD, 10.0)):
-        store.record_measurement(
-            video_id,
-            "sharpness",
-            Measurement(
-                value=sharpness,
-                params={"stride": 1},
-                decoder="opencv",
-                frames_read=30,
-                seconds=0.01,
-                measured_at=datetime(2026, 1, 2, tzinfo=UTC),
-            ),
-        )
-        store.record_decision(
-            video_id,
-            "resolution",
-            "high" if sharpness > 37.5 else "low",
-            annotator="auto",
-            source="auto",
-        )
+    record_sharpness_poles(
+        store, {ABUSE: 80.0, ARSON: 20.0, NORMAL: 55.0, ROAD: 10.0}, params={"stride": 1}
+    )
     store.set_threshold("resolution", "sharpness", "median", [37.5])
     store.record_decision(ROAD, "resolution", "high", annotator="ana")  # override
     store.set_mark(ARSON, "flag", True, annotator="ben")
