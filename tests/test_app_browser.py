@@ -148,6 +148,55 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
         page.screenshot(path=str(ARTIFACTS / "review.png"), full_page=True)
 
 
+# Keys pressed back to back, none waiting for the page: (key, the factor it must land on, value).
+TYPEAHEAD = [
+    ("1", "color", "color"),
+    ("ArrowDown", None, None),
+    ("ArrowDown", None, None),
+    ("2", "continuity", "multi-view"),
+    ("ArrowDown", None, None),
+    ("a", "elevation", "ambiguous"),
+    ("ArrowDown", None, None),
+    ("1", "field_of_view", "close"),
+    ("ArrowDown", None, None),
+    ("ArrowDown", None, None),
+    ("2", "crowd", "many"),
+    ("2", None, None),  # the value crowd already has: nothing new to record
+]
+
+
+def test_keys_typed_faster_than_the_page_reruns_land_once_each_where_focused(
+    served: tuple[str, Path],
+) -> None:
+    """Streamlit folds a rerun request into a pending one and can replay a run's input into a
+    later run, so keys pressed while the page is still rerunning were once lost or applied to
+    a factor focused later. Each key must land exactly once, in order, on the factor that was
+    focused when it was pressed."""
+    url, root = served
+    with chromium_page(1400, 1000) as page:
+        page.goto(f"{url}/?annotator=typeahead&video={VIDEO}")
+        page.get_by_text("▶ Color encoding").first.wait_for(timeout=30_000)
+        page.wait_for_function("() => window.__vadscenePlayer && window.__vadscenePlayer.setState")
+        for key, _factor, _value in TYPEAHEAD:
+            page.keyboard.press(key)
+        expected = [(factor, value) for _key, factor, value in TYPEAHEAD if factor is not None]
+
+        def logged() -> list[tuple[str, str]]:
+            with sqlite3.connect(root / "annotations.db") as db:
+                return db.execute(
+                    "SELECT factor, value FROM decisions WHERE annotator = 'typeahead' "
+                    "ORDER BY decision_id"
+                ).fetchall()
+
+        try:
+            _wait_for(lambda: len(logged()) >= len(expected), 30)
+        except AssertionError:
+            raise AssertionError(f"the log holds {logged()}, expected {expected}") from None
+        page.get_by_text("▶ Number of people").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1500)  # room for a replayed key to land twice
+        assert logged() == expected
+
+
 @pytest.mark.parametrize(
     "attempt",
     [

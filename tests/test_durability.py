@@ -425,7 +425,7 @@ def _wait_until_ready(page: Any) -> None:
     """Wait until the player is mounted, its keyboard map live and the first factor focused."""
     page.locator("video").wait_for(timeout=STARTUP_TIMEOUT * 1000)
     page.wait_for_function(
-        "() => window.__vadsceneKeys && window.__vadscenePlayer && window.__vadscenePlayer.send",
+        "() => window.__vadsceneKeys && window.__vadscenePlayer?.setState",
         timeout=STARTUP_TIMEOUT * 1000,
     )
     _wait_for_focus(page, CATALOGUE.factors[0].key)

@@ -67,3 +67,27 @@ def value_for_number(factor: Factor, number: int) -> str | None:
     if 1 <= number <= len(factor.values):
         return factor.values[number - 1]
     return AMBIGUOUS if number == len(factor.values) + 1 else None
+
+
+def new_key_events(events: list[dict], acked: dict | None) -> list[dict]:
+    """The browser's key events not handled yet, oldest first.
+
+    The player resends every key event it has not seen acknowledged with each new one, because
+    Streamlit may drop a pending rerun's input in favour of a newer one or replay a run's input
+    into a later run. ``acked`` is ``{"page": ..., "seq": ...}`` of the last handled event (None
+    before the first); an event is new if it comes from another page load (a reload) or has a
+    higher sequence number. Malformed entries are ignored: they come from the browser.
+    """
+    fresh = [
+        event
+        for event in events
+        if isinstance(event, dict)
+        and isinstance(event.get("seq"), int)
+        and (acked is None or event.get("page") != acked.get("page") or event["seq"] > acked["seq"])
+    ]
+    return sorted(fresh, key=lambda event: event["seq"])
+
+
+def key_event_ack(event: dict) -> dict:
+    """What to send back to the player once ``event`` is handled (see :func:`new_key_events`)."""
+    return {"page": event.get("page"), "seq": event["seq"]}

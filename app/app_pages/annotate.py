@@ -6,7 +6,14 @@ from app_state import current_workspace
 from components.player import KEY_HELP, video_player
 from components.remember import remembered_annotator
 
-from vadscene.annotation import factor_states, incomplete_videos, next_incomplete, value_for_number
+from vadscene.annotation import (
+    factor_states,
+    incomplete_videos,
+    key_event_ack,
+    new_key_events,
+    next_incomplete,
+    value_for_number,
+)
 from vadscene.catalogue import AMBIGUOUS
 from vadscene.errors import VadsceneError
 from vadscene.serving import video_url
@@ -39,7 +46,7 @@ if video_id not in videos:
     video_id = next_incomplete(store, annotator, None) or videos[0]
 st.query_params["video"] = video_id
 factors = list(workspace.catalogue.factors)
-focus = st.session_state.setdefault("annotate_focus", 0) % len(factors)
+factor_keys = [factor.key for factor in factors]
 
 
 def _go(target: str | None) -> None:
@@ -48,21 +55,72 @@ def _go(target: str | None) -> None:
         st.rerun()
 
 
-def _decide(factor_key: str, value: str | None) -> None:
+def _decide(video: str, factor_key: str, value: str | None) -> None:
     try:
-        decision = store.record_decision(video_id, factor_key, value, annotator=annotator)
+        decision = store.record_decision(video, factor_key, value, annotator=annotator)
     except VadsceneError as exc:
         st.error(str(exc))
         return
+    _toast_saved(factor_key, value, decision.source == "override")
+
+
+def _toast_saved(factor_key: str, value: str | None, override: bool) -> None:
     shown = value if value is not None else "cleared"
     st.toast(
-        f"Saved {factor_key} = {shown}" + (" (override)" if decision.source == "override" else ""),
+        f"Saved {factor_key} = {shown}" + (" (override)" if override else ""),
         icon=":material/check:",
     )
 
 
+def _decide_by_key(video: str, factor_key: str, value: str) -> None:
+    """A key press: pressing the value a factor already has records nothing new, so a key event
+    replayed after a server restart cannot append it twice."""
+    current = store.current_decisions(video_id=video, annotator=annotator)
+    unchanged = [d for d in current if d.factor == factor_key and d.value == value]
+    if unchanged:
+        _toast_saved(factor_key, value, unchanged[0].source == "override")
+    else:
+        _decide(video, factor_key, value)
+
+
+def _handle_key(event: dict) -> str | None:
+    """Apply one key event to the video and factor that were on screen when it was pressed;
+    returns the video to show next, if the key navigates."""
+    video = event.get("video")
+    if video not in videos:
+        return None
+    action, where = event.get("action"), videos.index(video)
+    if action in ("value", "ambiguous") and event.get("factor") in factor_keys:
+        factor = workspace.catalogue.factor(event["factor"])
+        number = event.get("number")
+        if action == "ambiguous":
+            value = AMBIGUOUS
+        else:
+            value = value_for_number(factor, number) if isinstance(number, int) else None
+        if value is not None:
+            _decide_by_key(video, factor.key, value)
+    elif action == "next_video":
+        return videos[(where + 1) % len(videos)]
+    elif action == "previous_video":
+        return videos[(where - 1) % len(videos)]
+    elif action == "next_incomplete":
+        target = next_incomplete(store, annotator, video)
+        if target is None:
+            st.toast("Every video is complete.")
+        return target
+    elif action == "undo":
+        undone = store.undo_last(annotator)
+        st.toast(f"Undid {undone.factor} on {undone.video_id}" if undone else "Nothing to undo")
+        return undone.video_id if undone is not None else None
+    elif action == "flag":
+        flagged = bool(store.marks(video_id=video).get((video, annotator), {}).get("flag"))
+        store.set_mark(video, "flag", not flagged, annotator=annotator)
+        st.toast("Flagged" if not flagged else "Unflagged")
+    return None
+
+
 def _on_radio(factor_key: str) -> None:
-    _decide(factor_key, st.session_state[f"annotate_{video_id}_{factor_key}"])
+    _decide(video_id, factor_key, st.session_state[f"annotate_{video_id}_{factor_key}"])
 
 
 # --- player and keyboard -------------------------------------------------------------------
@@ -71,42 +129,23 @@ position = videos.index(video_id)
 st.subheader(f"{video_id}  ·  {info.category}")
 watch, decide = st.columns([3, 2], gap="large")
 with watch:
-    pressed = video_player(
-        src=video_url(video_id), fps=info.fps, frames=info.num_frames, key="annotate_player"
+    acked = st.session_state.get("annotate_acked")
+    events, focused = video_player(
+        src=video_url(video_id),
+        video=video_id,
+        fps=info.fps,
+        frames=info.num_frames,
+        factors=factor_keys,
+        acked=acked,
+        key="annotate_player",
     )
-if pressed:
-    action = pressed.get("action")
-    if action == "factor_up":
-        st.session_state.annotate_focus = focus = (focus - 1) % len(factors)
-    elif action == "factor_down":
-        st.session_state.annotate_focus = focus = (focus + 1) % len(factors)
-    elif action in ("value", "ambiguous"):
-        factor = factors[focus]
-        value = (
-            AMBIGUOUS
-            if action == "ambiguous"
-            else value_for_number(factor, int(pressed.get("number", 0)))
-        )
-        if value is not None:
-            _decide(factor.key, value)
-    elif action == "next_video":
-        _go(videos[(position + 1) % len(videos)])
-    elif action == "previous_video":
-        _go(videos[(position - 1) % len(videos)])
-    elif action == "next_incomplete":
-        target = next_incomplete(store, annotator, video_id)
-        if target is None:
-            st.toast("Every video is complete.")
-        _go(target)
-    elif action == "undo":
-        undone = store.undo_last(annotator)
-        st.toast(f"Undid {undone.factor} on {undone.video_id}" if undone else "Nothing to undo")
-        if undone is not None and undone.video_id != video_id:
-            _go(undone.video_id)
-    elif action == "flag":
-        flagged = bool(store.marks(video_id=video_id).get((video_id, annotator), {}).get("flag"))
-        store.set_mark(video_id, "flag", not flagged, annotator=annotator)
-        st.toast("Flagged" if not flagged else "Unflagged")
+focus = factor_keys.index(focused) if focused in factor_keys else 0
+target = None
+for event in new_key_events(events, acked):
+    st.session_state.annotate_acked = key_event_ack(event)
+    target = _handle_key(event) or target
+if target is not None and target != video_id:
+    _go(target)
 
 # --- factor panel: widgets show what the store holds ----------------------------------------
 states = factor_states(store, video_id, annotator)

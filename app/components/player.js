@@ -1,10 +1,19 @@
 // vadscene player: an HTML5 video with speed, frame step, seek and restart controls, and the
-// page-wide keyboard map. Keys are sent to Python as trigger values; the speed is kept in
-// localStorage so it persists across videos and reloads.
+// page-wide keyboard map. The speed is kept in localStorage so it persists across videos and
+// reloads.
+//
+// Keys reach Python as a state value "events": the list of every key event Python has not yet
+// acknowledged (data.acked), each naming the video and factor that were on screen when it was
+// pressed. Resending the whole list, rather than one trigger per key, is what makes keys
+// impossible to lose or misapply: Streamlit folds a rerun request into a pending one (an older
+// trigger is dropped) and can replay a run's triggers into a later run (where the focus may
+// have moved). Python handles each (page, seq) once. The factor focus lives here, so a value
+// key always lands on the factor the annotator had focused; Python reads it as state "focus"
+// to draw the marker.
 const SPEEDS = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4];
 const SPEED_KEY = "vadscene.playbackRate";
+const FOCUS_KEYS = { ArrowUp: -1, k: -1, ArrowDown: 1, j: 1 };
 const PANEL_KEYS = {
-  ArrowUp: "factor_up", k: "factor_up", ArrowDown: "factor_down", j: "factor_down",
   a: "ambiguous", n: "next_video", p: "previous_video", i: "next_incomplete",
   u: "undo", f: "flag",
 };
@@ -44,13 +53,29 @@ function build(parent) {
 }
 
 export default function (component) {
-  const { data, parentElement, setTriggerValue } = component;
-  const root = parentElement.querySelector(".vs-player") || build(parentElement);
+  const { data, parentElement, setStateValue } = component;
+  const built = parentElement.querySelector(".vs-player");
+  const root = built || build(parentElement);
   const video = root.querySelector("video");
-  const state = (window.__vadscenePlayer = window.__vadscenePlayer || { sent: 0 });
-  state.send = setTriggerValue;
+  const state = (window.__vadscenePlayer = window.__vadscenePlayer || {
+    page: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`,
+    seq: 0,
+    pending: [],
+    focus: null,
+  });
+  state.setState = setStateValue;
+  state.root = root;
   state.video = video;
+  state.videoId = data.video;
+  state.factors = data.factors || [];
   state.fps = data.fps || 30;
+  const acked = data.acked || {};
+  if (acked.page === state.page) state.pending = state.pending.filter((e) => e.seq > acked.seq);
+  if (!state.factors.includes(state.focus)) state.focus = state.factors[0] || null;
+  if (!built && state.focus !== state.factors[0]) {
+    // Remounted after a visit to another page: Python's focus state was dropped meanwhile.
+    setStateValue("focus", state.focus);
+  }
   if (video.dataset.src !== data.src) {
     video.dataset.src = data.src;
     video.src = data.src;
@@ -100,6 +125,7 @@ export default function (component) {
     window.addEventListener("keydown", (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
       const player = window.__vadscenePlayer;
+      if (!player || !player.root.isConnected) return; // another page of the app is shown
       const playerKeys = {
         " ": "toggle", r: "restart", ArrowLeft: "back5", ArrowRight: "forward5",
         ",": "frame_back", ".": "frame_forward", "[": "slower", "]": "faster",
@@ -107,6 +133,11 @@ export default function (component) {
       let message = null;
       if (playerKeys[event.key]) {
         player.actions[playerKeys[event.key]]();
+      } else if (FOCUS_KEYS[event.key] && player.factors.length) {
+        const count = player.factors.length;
+        const index = player.factors.indexOf(player.focus);
+        player.focus = player.factors[(index + FOCUS_KEYS[event.key] + count) % count];
+        player.setState("focus", player.focus);
       } else if (/^[1-9]$/.test(event.key)) {
         message = { action: "value", number: Number(event.key) };
       } else if (PANEL_KEYS[event.key]) {
@@ -117,8 +148,12 @@ export default function (component) {
       event.preventDefault();
       event.stopPropagation();
       if (message) {
-        player.sent += 1;
-        player.send("key", { ...message, sequence: player.sent });
+        player.seq += 1;
+        player.pending.push({
+          ...message, page: player.page, seq: player.seq,
+          video: player.videoId, factor: player.focus,
+        });
+        player.setState("events", player.pending.slice());
       }
     }, true);
   }

@@ -29,9 +29,32 @@ KEY_HELP = [
 ]
 
 
-def video_player(*, src: str, fps: float, frames: int, key: str) -> dict | None:
-    """Mount the player; returns the key the annotator pressed on this run, if any."""
+def video_player(
+    *,
+    src: str,
+    video: str,
+    fps: float,
+    frames: int,
+    factors: list[str],
+    acked: dict | None,
+    key: str,
+) -> tuple[list[dict], str | None]:
+    """Mount the player; returns the key events pressed so far and the focused factor key.
+
+    The events are every key not yet covered by ``acked`` (see player.js), so the caller must
+    handle each (page, seq) once: :func:`vadscene.annotation.new_key_events`.
+    """
     result = _PLAYER(
-        data={"src": src, "fps": fps, "frames": frames}, key=key, on_key_change=lambda: None
+        data={
+            "src": src,
+            "video": video,
+            "fps": fps,
+            "frames": frames,
+            "factors": factors,
+            "acked": acked,
+        },
+        key=key,
+        on_events_change=lambda: None,
+        on_focus_change=lambda: None,
     )
-    return result.key
+    return list(result.events or []), result.focus
