@@ -6,9 +6,6 @@ message names the file / video / value and what was expected, the exit code, and
 annotation store is unchanged byte for byte (scan and measure record the problem by design:
 only the table they record it in may change, and it must). The cases live in the library so
 the README's reliability figures come from running exactly these cases.
-
-Cases with ``known_bug`` assert the right behaviour and are strict xfails: fixing the bug
-makes them pass, and then the ``known_bug`` note must go.
 """
 
 from __future__ import annotations
@@ -29,17 +26,7 @@ from vadscene.reliability import (
 )
 from vadscene.workspace import STORE_NAME, Workspace
 
-PARAMS = [
-    pytest.param(
-        case,
-        id=case.name,
-        marks=[pytest.mark.xfail(strict=True, reason=case.known_bug)] if case.known_bug else [],
-    )
-    for case in CASES
-]
-
-
-@pytest.mark.parametrize("case", PARAMS)
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_bad_input_gets_a_clear_message_and_leaves_the_store_alone(case, tmp_path: Path) -> None:
     outcome = run_case(case, tmp_path)
     assert outcome.passed, (
@@ -117,13 +104,10 @@ def test_rewritten_bytes_with_the_same_rows_are_a_change(store_path: Path) -> No
 
 def test_reliability_figures_count_what_the_tests_run() -> None:
     figures = reliability_figures(fuzz_examples=25, decisions_per_writer=25)
-    known = sum(case.known_bug is not None for case in CASES)
-    assert figures["bad_input_cases"] == len(PARAMS)
-    assert figures["bad_input_passed"] == len(PARAMS) - known
-    assert figures["bad_input_known_bugs"] == known
-    assert figures["bad_input_unexpected_failures"] == 0
+    assert figures["bad_input_cases"] == figures["bad_input_passed"] == len(CASES)
+    assert figures["bad_input_failures"] == 0
     assert figures["fuzz_examples"] == 25
-    outcomes = ("fuzz_refused", "fuzz_imported", "fuzz_known_gaps", "fuzz_failures")
+    outcomes = ("fuzz_refused", "fuzz_imported", "fuzz_failures")
     assert sum(figures[key] for key in outcomes) == 25
     assert figures["fuzz_failures"] == 0
     assert figures["concurrent_decisions_written"] == 50

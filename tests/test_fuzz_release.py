@@ -4,9 +4,8 @@ The generators and the property live in :mod:`vadscene.reliability` (the README'
 them too): valid random releases and mutations of valid ones, imported into a new folder or
 merged into a copy of a template workspace (see :func:`check_release_import`).
 
-Releases in a *known gap* — accepted by validation but not importable or not reproducible
-today — are skipped by the property and each has a strict-xfail example below stating the
-right behaviour: refuse it with a message, or import it so that it exports back unchanged.
+Below the property, one example per class of release the fuzzer once found valid but not
+importable or not reproducible: validation now refuses each, naming the JSON path.
 """
 
 from __future__ import annotations
@@ -22,13 +21,13 @@ import pytest
 from hypothesis import given, settings
 
 import vadscene.reliability as reliability
+from vadscene.errors import ReleaseError
 from vadscene.release import parse_release
 from vadscene.reliability import (
     FUZZ_SETTINGS,
     TARGETS,
     ReleaseInput,
     check_release_import,
-    known_gap,
     release_inputs,
     template,
 )
@@ -73,7 +72,7 @@ def test_a_refused_merge_is_checked_for_writes(tmp_path: Path) -> None:
     assert verdict.problems == []
 
 
-# --- known gaps: one example each, asserting the right behaviour ---------------------------
+# --- once valid, now refused: one example per class -----------------------------------------
 
 Edit = Callable[[dict[str, Any]], None]
 ABUSE, ARSON = 0, 1  # indexes of the template's videos
@@ -118,74 +117,80 @@ def _second_mark_by_the_same_annotator(data: dict[str, Any]) -> None:
     data["videos"][ARSON]["marks"].append({"annotator": "ben", "skipped": True})
 
 
-KNOWN_GAP_EXAMPLES: list[tuple[str, Edit, str]] = [
+REFUSED_EXAMPLES: list[tuple[str, Edit, str]] = [
     (
         "nan_measurement",
         _set("videos", ARSON, "measurements", "sharpness", "value", value=math.nan),
-        "non-finite number",
+        "$.videos[1].measurements.sharpness.value: Input should be a finite number",
     ),
-    ("infinite_fps", _set("videos", ABUSE, "fps", value=math.inf), "non-finite number"),
+    (
+        "infinite_fps",
+        _set("videos", ABUSE, "fps", value=math.inf),
+        "$.videos[0].fps: Input should be a finite number",
+    ),
     (
         "infinite_threshold",
         _set("thresholds", 0, "thresholds", 0, value=math.inf),
-        "non-finite number",
+        "$.thresholds[0].thresholds[0]: Input should be a finite number",
     ),
     (
         "size_beyond_64_bits",
         _set("videos", ABUSE, "size_bytes", value=2**63),
-        "integer beyond 64 bits",
+        "$.videos[0].size_bytes: Input should be less than or equal to 9223372036854775807",
     ),
-    ("blank_mark_annotator", _blank_mark_annotator, "blank annotator name"),
-    ("manual_decision_on_auto_factor", _manual_on_auto_factor, "manual decision on an auto factor"),
-    ("videos_not_sorted", _reverse("videos"), "videos not sorted by id"),
+    (
+        "blank_mark_annotator",
+        _blank_mark_annotator,
+        "$.videos[1].marks[0].annotator: the annotator name is blank",
+    ),
+    (
+        "manual_decision_on_auto_factor",
+        _manual_on_auto_factor,
+        "$.videos[1].factors.resolution.decisions[0].source: 'resolution' is measured",
+    ),
+    (
+        "videos_not_sorted",
+        _reverse("videos"),
+        "$.videos[1].video_id: 'Arson002_x264' comes after 'Normal_Videos_003_x264'",
+    ),
     (
         "decisions_not_sorted",
         _reverse("videos", ABUSE, "factors", "color", "decisions"),
-        "decisions not sorted by annotator",
+        "$.videos[0].factors.color.decisions: not sorted by annotator (ben, ana)",
     ),
-    ("threshold_twice", _duplicate_threshold, "thresholds not one per factor, sorted"),
+    (
+        "threshold_twice",
+        _duplicate_threshold,
+        "$.thresholds[1].factor: a second rule for 'resolution' (also $.thresholds[0])",
+    ),
     (
         "mark_saying_nothing",
         _set("videos", ARSON, "marks", 0, value={"annotator": "ben"}),
-        "marks not one per annotator, each saying something",
+        "$.videos[1].marks[0]: says nothing (not flagged, not skipped, no note)",
     ),
     (
         "mark_with_empty_note",
         _set("videos", ARSON, "marks", 0, "note", value=""),
-        "marks not one per annotator, each saying something",
+        "$.videos[1].marks[0].note: an empty note; use null for no note",
     ),
     (
         "two_marks_by_one_annotator",
         _second_mark_by_the_same_annotator,
-        "marks not one per annotator, each saying something",
+        "$.videos[1].marks: an annotator has more than one mark",
     ),
     (
         "annotator_mode_with_others_decisions",
         _set("selection", value={"mode": "annotator", "annotator": "ana"}),
-        "annotator-mode release not made of that annotator's decisions",
+        "$.selection.annotator: a release of 'ana' holds only their decisions and marks (and "
+        "auto poles), but it has some by ben",
     ),
     (
         "annotator_mode_for_an_absent_annotator",
         _set("selection", value={"mode": "annotator", "annotator": "zoe"}),
-        "annotator-mode release not made of that annotator's decisions",
+        "$.selection.annotator: a release of 'zoe' holds only their decisions and marks (and "
+        "auto poles), but it has some by ana, ben",
     ),
 ]
-WHY = {
-    "non-finite number": "NaN reaches SQLite as NULL (raw IntegrityError, folder left behind); "
-    "inf is stored but re-exported as null, an invalid release",
-    "integer beyond 64 bits": "raw OverflowError from sqlite3, new folder left behind",
-    "blank annotator name": "validate accepts it; import raises an unclear StoreError after "
-    "creating the new folder",
-    "manual decision on an auto factor": "the store rewrites it as 'override': no round trip, "
-    "and every re-import appends it again",
-    "videos not sorted by id": "accepted; re-export sorts the videos",
-    "decisions not sorted by annotator": "accepted; re-export sorts the decisions",
-    "thresholds not one per factor, sorted": "accepted; the store keeps one per factor, sorted",
-    "marks not one per annotator, each saying something": "accepted; empty marks and empty "
-    "notes vanish, a second mark by one annotator overwrites the first",
-    "annotator-mode release not made of that annotator's decisions": "accepted; re-export "
-    "drops the others' decisions, or fails when the annotator has none",
-}
 
 
 def _example(edit: Edit) -> dict[str, Any]:
@@ -195,21 +200,13 @@ def _example(edit: Edit) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("edit", "gap"), [pytest.param(e, g, id=n) for n, e, g in KNOWN_GAP_EXAMPLES]
+    ("edit", "problem"), [pytest.param(e, p, id=n) for n, e, p in REFUSED_EXAMPLES]
 )
-def test_each_known_gap_example_is_valid_and_classified(edit: Edit, gap: str) -> None:
-    assert known_gap(parse_release(_example(edit))) == gap
-
-
-@pytest.mark.parametrize(
-    "edit",
-    [
-        pytest.param(e, id=n, marks=pytest.mark.xfail(strict=True, reason=WHY[g]))
-        for n, e, g in KNOWN_GAP_EXAMPLES
-    ],
-)
-def test_known_gap_is_refused_cleanly_or_reproduced(edit: Edit, tmp_path: Path) -> None:
-    verdict = check_release_import(
-        ReleaseInput(_example(edit), False, "new"), tmp_path, skip_known_gaps=False
-    )
-    assert not verdict.problems, f"{verdict.outcome} ({verdict.detail}): {verdict.problems}"
+def test_a_release_that_could_not_round_trip_is_refused_by_validation(
+    edit: Edit, problem: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ReleaseError) as refused:
+        parse_release(_example(edit))
+    assert any(p.startswith(problem) for p in refused.value.problems), refused.value.problems
+    verdict = check_release_import(ReleaseInput(_example(edit), False, "new"), tmp_path)
+    assert (verdict.outcome, verdict.problems) == ("refused", [])

@@ -16,12 +16,14 @@ from typing import Annotated
 
 import click
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from vadscene import __version__
-from vadscene.errors import ReleaseError, VadsceneError
+from vadscene.errors import ReleaseError, VadsceneError, validation_problems
+from vadscene.paths import output_folder
 from vadscene.thresholds import PoleChanges
 from vadscene.workspace import (
     CATEGORY_RULES,
@@ -127,13 +129,18 @@ def init(
     _require_choice("--category-rule", category_rule, CATEGORY_RULES)
     if category_rule == "regex" and not category_regex:
         raise VadsceneError("--category-rule regex needs --category-regex with a group 'category'")
+    try:
+        naming = NamingRules(category_rule=category_rule, category_regex=category_regex)
+    except ValidationError as exc:
+        reasons = [problem.split(": ", 1)[-1] for problem in validation_problems(exc)]
+        raise VadsceneError(f"--category-regex: {'; '.join(reasons)}") from None
     ws = Workspace.create(
         workspace,
         video_root=videos,
         dataset=dataset,
         catalogue_path=catalog,
         ground_truth=GroundTruthRef(path=str(gt), format=gt_format) if gt else None,
-        naming=NamingRules(category_rule=category_rule, category_regex=category_regex),
+        naming=naming,
         splits=dict(_split_option(s) for s in split or []),
     )
     with ws:
@@ -434,6 +441,7 @@ def audit(
     from vadscene.audit.sources import gather_inputs, read_model_list
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
+    output_folder(out_dir, "the audit report", create=False)  # created once the inputs are read
     specs = [parse_scores_argument(a) for a in scores or []]
     specs += read_model_list(models_file) if models_file else []
     ground_truth, models, scene = gather_inputs(
@@ -456,7 +464,6 @@ def audit(
             seed=seed,
             progress=lambda step, done, total: update(done, total, step),
         )
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = write_report(result, out_dir)
     summary = result.summary
     out.print(

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from vadscene.catalogue import AMBIGUOUS, Catalogue
 from vadscene.errors import ReleaseError, validation_problems
+from vadscene.paths import output_folder
 from vadscene.records import AUTO_ANNOTATOR, FactorDecision
 from vadscene.release import atomic_write
 from vadscene.serving import video_url
@@ -168,8 +169,7 @@ def write_labelstudio(
     workspace: Workspace, out_dir: Path | str, *, base_url: str = ""
 ) -> tuple[Path, Path]:
     """Write ``tasks.json`` and ``labeling_config.xml`` into ``out_dir``, each atomically."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_folder(out_dir, "the Label Studio tasks")
     tasks_path, config_path = out_dir / TASKS_NAME, out_dir / CONFIG_NAME
     config = labeling_config(workspace.catalogue)
     tasks = export_tasks(workspace, base_url=base_url)

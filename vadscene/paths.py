@@ -11,6 +11,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from vadscene.errors import VadsceneError
+
 _CHECKOUT = Path(__file__).resolve().parents[1]
 
 
@@ -41,3 +43,27 @@ def default_demo_workspace() -> Path:
     """Where ``vadscene app`` without a workspace builds and opens the demo."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "vadscene" / "demo-workspace"
+
+
+def output_folder(path: Path | str, what: str, *, create: bool = True) -> Path:
+    """Create the folder ``what`` is written to (and its parents), or say why it cannot be.
+
+    Call it (with ``create=False`` if the inputs may still be refused) before any long work,
+    so a typo costs nothing: a file in the way, or a parent that is a file, is a
+    :class:`~vadscene.errors.VadsceneError` naming the path.
+    """
+    path = Path(path)
+    blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise VadsceneError(
+            f"{path}: cannot write {what} there, {blocker} is a file (give a folder path)"
+        )
+    if not create:
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VadsceneError(
+            f"{path}: cannot create the folder for {what} ({exc.strerror})"
+        ) from None
+    return path

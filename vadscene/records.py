@@ -15,6 +15,12 @@ from vadscene.catalogue import Catalogue
 
 RELEASE_SCHEMA_VERSION = 1
 
+MAX_INTEGER = 2**63 - 1
+"""The largest integer a release may hold: what SQLite (and most JSON readers) can store."""
+
+_RECORD = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+"""JSON has no NaN or infinity, so a number that is one cannot round-trip through a release."""
+
 AUTO_ANNOTATOR = "auto"
 """The annotator name of decisions made by measurement (source ``auto``)."""
 
@@ -32,7 +38,7 @@ annotator's override of an auto factor is reported as ``override``); else the au
 class VideoInfo(BaseModel):
     """What probing a video file tells, as registered in a workspace."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _RECORD
 
     video_id: str = Field(min_length=1, description="File stem, unique within the benchmark.")
     category: str = Field(min_length=1, description="Anomaly category; 'Normal' for normal videos.")
@@ -40,20 +46,20 @@ class VideoInfo(BaseModel):
     path: str | None = Field(
         default=None, description="Path relative to the workspace's video root (posix)."
     )
-    num_frames: int = Field(ge=0, description="Decodable frames.")
+    num_frames: int = Field(ge=0, le=MAX_INTEGER, description="Decodable frames.")
     fps: float = Field(ge=0, description="Average frame rate.")
     duration_s: float = Field(ge=0, description="num_frames / fps.")
-    width: int = Field(ge=0, description="Frame width in pixels.")
-    height: int = Field(ge=0, description="Frame height in pixels.")
+    width: int = Field(ge=0, le=MAX_INTEGER, description="Frame width in pixels.")
+    height: int = Field(ge=0, le=MAX_INTEGER, description="Frame height in pixels.")
     codec: str = Field(description="FFmpeg codec name.")
-    size_bytes: int = Field(ge=0, description="File size.")
+    size_bytes: int = Field(ge=0, le=MAX_INTEGER, description="File size.")
     fingerprint: str = Field(description="Fast content fingerprint (sampled blake2b).")
 
 
 class FactorDecision(BaseModel):
     """One annotator's current decision on one factor of one video, with its provenance."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _RECORD
 
     annotator: str = Field(
         min_length=1, description=f"Who decided ('{AUTO_ANNOTATOR}' = measured)."
@@ -87,14 +93,16 @@ class FactorAssignment(BaseModel):
 class Measurement(BaseModel):
     """An automatically measured per-video statistic (sharpness, motion, chroma, ...)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _RECORD
 
     value: float = Field(description="The statistic's value.")
     params: dict[str, str | int | float | bool | None] = Field(
         default_factory=dict, description="Parameters it was measured with."
     )
     decoder: str = Field(description="Decoder used, e.g. 'decord' or 'opencv'.")
-    frames_read: int = Field(ge=0, description="Frames the statistic averages over.")
+    frames_read: int = Field(
+        ge=0, le=MAX_INTEGER, description="Frames the statistic averages over."
+    )
     seconds: float = Field(ge=0, description="Time taken.")
     measured_at: AwareDatetime = Field(description="When it was measured (UTC).")
 
@@ -102,7 +110,7 @@ class Measurement(BaseModel):
 class AutoThreshold(BaseModel):
     """The dataset-level rule that turned an auto factor's statistic into poles."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _RECORD
 
     factor: str = Field(description="Factor key.")
     statistic: str = Field(description="Measured statistic the rule applies to.")
@@ -143,10 +151,14 @@ class PoleSupport(BaseModel):
     positive: str = Field(description="⊕ pole.")
     negative: str = Field(description="⊖ pole.")
     primary: bool
-    n_positive: int = Field(ge=0)
-    n_negative: int = Field(ge=0)
-    n_ambiguous: int = Field(ge=0, description="Videos marked ambiguous for the factor.")
-    n_unresolved: int = Field(ge=0, description="Videos with no value (unlabelled or disputed).")
+    n_positive: int = Field(ge=0, le=MAX_INTEGER)
+    n_negative: int = Field(ge=0, le=MAX_INTEGER)
+    n_ambiguous: int = Field(
+        ge=0, le=MAX_INTEGER, description="Videos marked ambiguous for the factor."
+    )
+    n_unresolved: int = Field(
+        ge=0, le=MAX_INTEGER, description="Videos with no value (unlabelled or disputed)."
+    )
 
 
 class Selection(BaseModel):

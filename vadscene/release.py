@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -240,6 +241,8 @@ def atomic_write(path: Path, text: str) -> None:
     old file or the new one, never half of one."""
     if not path.parent.is_dir():
         raise ReleaseError(f"{path}: folder {path.parent} does not exist")
+    if path.is_dir():
+        raise ReleaseError(f"{path} is a folder; give a file name, e.g. {path / path.name}.json")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -289,6 +292,10 @@ def read_release(path: Path | str) -> Release:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ReleaseError(
+            f"{path}: JSON nested too deeply to read (a release is at most a few levels deep)"
+        ) from None
     return parse_release(data, origin=str(path))
 
 
@@ -305,8 +312,15 @@ def semantic_problems(release: Release) -> list[str]:
                 f"(also $.videos[{first_seen[video.video_id]}])"
             )
         first_seen.setdefault(video.video_id, i)
+        if i and video.video_id < release.videos[i - 1].video_id:
+            found.append(
+                f"{where}.video_id: '{video.video_id}' comes after "
+                f"'{release.videos[i - 1].video_id}'; videos are sorted by video_id"
+            )
         for key, assignment in video.factors.items():
             found.extend(_assignment_problems(catalogue, f"{where}.factors.{key}", key, assignment))
+        found.extend(_marks_problems(f"{where}.marks", video.marks))
+    found.extend(_threshold_order_problems(release.thresholds))
     for i, threshold in enumerate(release.thresholds):
         if (
             threshold.factor not in catalogue.keys
@@ -319,6 +333,18 @@ def semantic_problems(release: Release) -> list[str]:
     selection = release.selection
     if (selection.mode == "annotator") != (selection.annotator is not None):
         found.append("$.selection: an annotator is given exactly when mode is 'annotator'")
+    if selection.mode == "annotator" and selection.annotator is not None:
+        others = sorted(set(_annotators(release.videos)) - {selection.annotator})
+        if others:
+            found.append(
+                f"$.selection.annotator: a release of '{selection.annotator}' holds only their "
+                f"decisions and marks (and auto poles), but it has some by {', '.join(others)}"
+            )
+        elif selection.annotator not in _annotators(release.videos):
+            found.append(
+                f"$.selection.annotator: a release of '{selection.annotator}' holds none of "
+                "their decisions or marks"
+            )
     expected_annotators = _annotators(release.videos)
     if release.annotators != expected_annotators:
         found.append(
@@ -359,7 +385,11 @@ def _assignment_problems(
     annotators = [d.annotator for d in assignment.decisions]
     if len(set(annotators)) != len(annotators):
         found.append(f"{where}.decisions: an annotator appears more than once")
+    elif annotators != sorted(annotators):
+        found.append(f"{where}.decisions: not sorted by annotator ({', '.join(annotators)})")
     for j, d in enumerate(assignment.decisions):
+        if not d.annotator.strip():
+            found.append(f"{where}.decisions[{j}].annotator: the annotator name is blank")
         if not factor.allows(d.value):
             found.append(
                 f"{where}.decisions[{j}].value: '{d.value}' is not a value of factor '{key}' "
@@ -371,6 +401,11 @@ def _assignment_problems(
             )
         if d.source in ("auto", "override") and factor.source != "auto":
             found.append(f"{where}.decisions[{j}].source: '{key}' is a manual factor")
+        if d.source == "manual" and factor.source == "auto":
+            found.append(
+                f"{where}.decisions[{j}].source: '{key}' is measured; a person's decision on it "
+                "is an 'override' (with the auto pole it replaced), not 'manual'"
+            )
     if not found:
         resolved = resolve_assignment(assignment.decisions)
         if (resolved.value, resolved.resolution) != (assignment.value, assignment.resolution):
@@ -378,6 +413,43 @@ def _assignment_problems(
                 f"{where}: value {assignment.value!r} ({assignment.resolution}) does not follow "
                 f"from its decisions, which give {resolved.value!r} ({resolved.resolution})"
             )
+    return found
+
+
+def _marks_problems(where: str, marks: tuple[VideoMarks, ...]) -> list[str]:
+    """One mark per annotator, sorted, each flagging, skipping or noting something."""
+    found = []
+    names = [m.annotator for m in marks]
+    if len(set(names)) != len(names):
+        found.append(f"{where}: an annotator has more than one mark; merge them into one")
+    elif names != sorted(names):
+        found.append(f"{where}: not sorted by annotator ({', '.join(names)})")
+    for j, mark in enumerate(marks):
+        if not mark.annotator.strip():
+            found.append(f"{where}[{j}].annotator: the annotator name is blank")
+        if mark.note is not None and not mark.note.strip():
+            found.append(f"{where}[{j}].note: an empty note; use null for no note")
+        elif not (mark.flagged or mark.skipped or mark.note):
+            found.append(f"{where}[{j}]: says nothing (not flagged, not skipped, no note)")
+    return found
+
+
+def _threshold_order_problems(thresholds: tuple[AutoThreshold, ...]) -> list[str]:
+    """One rule per auto factor, sorted by factor."""
+    found = []
+    seen: dict[str, int] = {}
+    for i, threshold in enumerate(thresholds):
+        if threshold.factor in seen:
+            found.append(
+                f"$.thresholds[{i}].factor: a second rule for '{threshold.factor}' "
+                f"(also $.thresholds[{seen[threshold.factor]}]); one rule per factor"
+            )
+        elif i and threshold.factor < thresholds[i - 1].factor:
+            found.append(
+                f"$.thresholds[{i}].factor: '{threshold.factor}' comes after "
+                f"'{thresholds[i - 1].factor}'; thresholds are sorted by factor"
+            )
+        seen.setdefault(threshold.factor, i)
     return found
 
 
@@ -452,16 +524,38 @@ def import_release(
 
 
 def workspace_from_release(release: Release, root: Path | str) -> Workspace:
-    """A new workspace (without video files) holding exactly what the release holds."""
+    """A new workspace (without video files) holding exactly what the release holds.
+
+    ``root`` must be a new or empty folder. All or nothing: if anything fails, the folders this
+    call created are removed again, so a refused import leaves no half-made workspace.
+    """
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    catalogue_file = root / "catalogue.json"
-    catalogue_file.write_text(release.catalogue.model_dump_json(indent=2), encoding="utf-8")
-    try:
-        workspace = Workspace.create(
-            root, video_root=None, dataset=release.dataset, catalogue_path=catalogue_file
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise ReleaseError(
+            f"{root}: not a vadscene workspace and not empty; import into a workspace or a new "
+            "folder"
         )
-    finally:
-        catalogue_file.unlink()
-    import_release(release, workspace)
+    created = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
+    workspace = None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as scratch:
+            catalogue_file = Path(scratch) / "catalogue.json"
+            catalogue_file.write_text(release.catalogue.model_dump_json(), encoding="utf-8")
+            workspace = Workspace.create(
+                root, video_root=None, dataset=release.dataset, catalogue_path=catalogue_file
+            )
+        import_release(release, workspace)
+    except BaseException:
+        if workspace is not None:
+            workspace.close()
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        else:  # the folder was there, empty: empty it again
+            for child in root.iterdir():
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        raise
     return workspace

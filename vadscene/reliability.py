@@ -10,8 +10,7 @@ same code the tests run (never typed in):
   file, video or value and what was expected; a non-zero exit code (exit 0 where the problem
   is reported but not fatal); and the annotation store unchanged byte for byte (or, where the
   command records the problem by design, unchanged outside the tables it records into).
-  ``tests/test_bad_input.py`` runs every case; cases marked ``known_bug`` state the right
-  behaviour and fail today.
+  ``tests/test_bad_input.py`` runs every case.
 - **Release fuzzing** — :func:`release_inputs` generates releases with Hypothesis: valid
   random ones (consistent support and resolutions, computed with
   :func:`vadscene.release.pole_support` and :func:`vadscene.release.resolve_assignment`) and
@@ -303,7 +302,7 @@ class BadInputCase:
     ``expected`` are fragments of the message, with ``{tmp}`` standing for the case's folder.
     ``exit_code`` is the CLI's; None marks a library call, which must raise a
     :class:`VadsceneError`. ``may_change`` names the store tables the command records the
-    problem into by design. ``known_bug`` describes how vadscene fails the case today.
+    problem into by design.
     """
 
     name: str
@@ -312,7 +311,6 @@ class BadInputCase:
     exit_code: int | None = 1
     stream: Literal["stdout", "stderr"] = "stderr"
     may_change: frozenset[str] = frozenset()
-    known_bug: str | None = None
 
 
 def _cli(*args: str | Path, store: Path | None = None, absent: Path | None = None) -> Attempt:
@@ -704,58 +702,46 @@ CASES: tuple[BadInputCase, ...] = (
         "init_invalid_category_regex",
         _init_with("--category-rule", "regex", "--category-regex", "(?P<category"),
         ("--category-regex", "not a valid regular expression"),
-        known_bug="raw pydantic ValidationError traceback from NamingRules in `vadscene init`",
     ),
     BadInputCase(
         "init_category_regex_without_category_group",
         _init_with("--category-rule", "regex", "--category-regex", "^[A-Z][a-z]+"),
         ("--category-regex", "group 'category'"),
-        known_bug="accepted (exit 0): every video silently gets category 'Unknown'",
     ),
     BadInputCase(
         "init_workspace_path_is_a_file",
         _init_on_a_file,
         ("{tmp}/taken",),
-        known_bug="raw FileExistsError traceback from Workspace.create (root.mkdir)",
     ),
     BadInputCase(
         "export_out_is_a_folder",
         _export_into_a_folder,
         ("{tmp}/releases",),
-        known_bug="raw IsADirectoryError traceback from os.replace in write_release",
     ),
     BadInputCase(
         "audit_out_is_a_file",
         _audit_report_on_a_file,
         ("{tmp}/taken",),
-        known_bug="raw FileExistsError traceback from out_dir.mkdir, after the whole audit ran",
     ),
     BadInputCase(
         "validate_deeply_nested_json",
         _deep_json,
         ("{tmp}/deep.json: ",),
-        known_bug="raw RecursionError traceback from json.loads in read_release",
     ),
     BadInputCase(
         "import_blank_annotator_into_new_folder",
         _import_case("blank.json", _blank_annotator, into="new"),
         ("{tmp}/blank.json: invalid release", "$.videos[0].factors.color.decisions[0].annotator"),
-        known_bug="`validate` accepts it; `import` fails with 'an annotator name is required "
-        "(got an empty name)' (no file, video or path) after creating the workspace folder",
     ),
     BadInputCase(
         "import_nan_measurement_into_new_folder",
         _import_case("nan.json", _nan_measurement, into="new"),
         ("{tmp}/nan.json: invalid release", "$.videos[0].measurements.sharpness.value"),
-        known_bug="`validate` accepts NaN; `import` dies with a raw sqlite3.IntegrityError "
-        "traceback (NOT NULL constraint failed: measurements.value) after creating the folder",
     ),
     BadInputCase(
         "import_frame_count_beyond_64_bits_into_new_folder",
         _import_case("huge.json", _huge_frame_count, into="new"),
         ("{tmp}/huge.json: invalid release", "$.videos[0].num_frames"),
-        known_bug="`validate` accepts 2**64; `import` dies with a raw OverflowError traceback "
-        "(Python int too large to convert to SQLite INTEGER) after creating the folder",
     ),
 )
 """Every bad-input case; ``tests/test_bad_input.py`` runs each one."""
@@ -947,8 +933,7 @@ def _decisions(draw: st.DrawFn, factor: Factor, humans: list[str]) -> list[Facto
     """Current decisions on one factor: distinct annotators, sources the store keeps as given.
 
     A manual factor takes ``manual`` and ``consensus``; an auto factor an ``auto`` pole and
-    humans' ``override`` and ``consensus`` (a ``manual`` decision there is stored as an
-    override — see the known gap "manual decision on an auto factor").
+    humans' ``override`` and ``consensus`` (validation refuses ``manual`` there).
     """
     values = st.sampled_from([*factor.values, AMBIGUOUS])
     human_sources = (
@@ -1159,74 +1144,11 @@ def release_inputs() -> st.SearchStrategy[ReleaseInput]:
     )
 
 
-# Known gaps: inputs that pass validation but that vadscene cannot import or reproduce today.
-# Each is a bug (reported, with a strict xfail example in tests/test_fuzz_release.py); the
-# fuzz property skips inputs in one of these classes, and counts them.
-
-
-def _numbers(value: Any) -> Iterator[int | float]:
-    if isinstance(value, dict):
-        for child in value.values():
-            yield from _numbers(child)
-    elif isinstance(value, list | tuple):
-        for child in value:
-            yield from _numbers(child)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        yield value
-
-
-def known_gap(release: Release) -> str | None:
-    """The known bug class a valid release falls in, or None."""
-    numbers = list(_numbers(release.model_dump()))
-    if any(isinstance(x, float) and not math.isfinite(x) for x in numbers):
-        return "non-finite number"
-    if any(isinstance(x, int) and not SQLITE_INT[0] <= x <= SQLITE_INT[1] for x in numbers):
-        return "integer beyond 64 bits"
-    decisions = [
-        (key, d) for v in release.videos for key, a in v.factors.items() for d in a.decisions
-    ]
-    marks = [m for v in release.videos for m in v.marks]
-    if any(not d.annotator.strip() for _, d in decisions) or any(
-        not m.annotator.strip() for m in marks
-    ):
-        return "blank annotator name"
-    if any(
-        d.source == "manual" and release.catalogue.factor(key).source == "auto"
-        for key, d in decisions
-    ):
-        return "manual decision on an auto factor"
-    ids = [v.video_id for v in release.videos]
-    if ids != sorted(ids):
-        return "videos not sorted by id"
-    if any(
-        [d.annotator for d in a.decisions] != sorted(d.annotator for d in a.decisions)
-        for v in release.videos
-        for a in v.factors.values()
-    ):
-        return "decisions not sorted by annotator"
-    factors = [t.factor for t in release.thresholds]
-    if factors != sorted(set(factors)):
-        return "thresholds not one per factor, sorted"
-    for video in release.videos:
-        names = [m.annotator for m in video.marks]
-        if names != sorted(set(names)) or any(
-            m.note == "" or not (m.flagged or m.skipped or m.note) for m in video.marks
-        ):
-            return "marks not one per annotator, each saying something"
-    selection = release.selection
-    if selection.mode == "annotator":
-        humans = {d.annotator for _, d in decisions if d.annotator != AUTO_ANNOTATOR}
-        humans |= {m.annotator for m in marks}
-        if humans != {selection.annotator}:
-            return "annotator-mode release not made of that annotator's decisions"
-    return None
-
-
 @dataclass
 class ImportVerdict:
-    """How one generated release fared: refused, imported, or skipped as a known gap."""
+    """How one generated release fared: refused or imported (``problems``: the property broke)."""
 
-    outcome: Literal["refused", "imported", "known gap"]
+    outcome: Literal["refused", "imported"]
     detail: str
     problems: list[str] = field(default_factory=list)
 
@@ -1290,9 +1212,7 @@ def _import(release: Release, target: Target, root: Path) -> None:
             import_release(release, workspace)
 
 
-def check_release_import(
-    item: ReleaseInput, scratch: Path, *, skip_known_gaps: bool = True
-) -> ImportVerdict:
+def check_release_import(item: ReleaseInput, scratch: Path) -> ImportVerdict:
     """The property: refused with a :class:`VadsceneError` and nothing written, or imported
     and reproduced.
 
@@ -1300,9 +1220,7 @@ def check_release_import(
     byte for byte; a release built valid must not be refused (except by a workspace over
     videos it does not have). Imported into a new folder: exporting again gives the same
     release (except ``created_at`` and ``tool``, which describe the export itself). Merged:
-    every released decision and mark is current, and merging again adds nothing. A release in
-    a :func:`known_gap` is skipped (unless ``skip_known_gaps`` is False); one built valid
-    must never be in a gap.
+    every released decision and mark is current, and merging again adds nothing.
     """
     source = _write_json(scratch / "release.json", item.data)
     try:
@@ -1312,11 +1230,6 @@ def check_release_import(
         return ImportVerdict("refused", str(exc).splitlines()[-1][:120], problems)
     except Exception as exc:
         return ImportVerdict("refused", "raw", [f"read_release raised {type(exc).__name__}: {exc}"])
-    gap = known_gap(release)
-    if gap is not None and item.valid:
-        return ImportVerdict("known gap", gap, ["a release built valid is in a known gap"])
-    if gap is not None and skip_known_gaps:
-        return ImportVerdict("known gap", gap)
     root = scratch / "target"
     before = None
     if item.target != "new":
@@ -1355,7 +1268,7 @@ FUZZ_SETTINGS = settings(
 
 @dataclass
 class FuzzTally:
-    """Generated releases by outcome: refused, imported, known gap, or failed (the property)."""
+    """Generated releases by outcome: refused, imported, or failed (the property)."""
 
     examples: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
@@ -1440,7 +1353,7 @@ def concurrent_writers_check(decisions_per_writer: int) -> int:
 
 
 def reliability_figures(
-    *, fuzz_examples: int = 300, decisions_per_writer: int = 500
+    *, fuzz_examples: int = 1000, decisions_per_writer: int = 500
 ) -> dict[str, int]:
     """Run every check at a small scale and count what each did."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -1449,16 +1362,10 @@ def reliability_figures(
     return {
         "bad_input_cases": len(outcomes),
         "bad_input_passed": sum(o.passed for o in outcomes),
-        "bad_input_known_bugs": sum(
-            not o.passed and o.case.known_bug is not None for o in outcomes
-        ),
-        "bad_input_unexpected_failures": sum(
-            not o.passed and o.case.known_bug is None for o in outcomes
-        ),
+        "bad_input_failures": sum(not o.passed for o in outcomes),
         "fuzz_examples": tally.examples,
         "fuzz_refused": tally.outcomes.get("refused", 0),
         "fuzz_imported": tally.outcomes.get("imported", 0),
-        "fuzz_known_gaps": tally.outcomes.get("known gap", 0),
         "fuzz_failures": tally.outcomes.get("failed", 0),
         "concurrent_decisions_written": 2 * decisions_per_writer,
         "concurrent_decisions_intact": concurrent_writers_check(decisions_per_writer),
@@ -1468,12 +1375,10 @@ def reliability_figures(
 FIGURE_LABELS = {
     "bad_input_cases": "bad-input cases tried (CLI and library)",
     "bad_input_passed": "… answered with a clear message, right exit code, store unchanged",
-    "bad_input_known_bugs": "… failing today (known bugs)",
-    "bad_input_unexpected_failures": "… failing unexpectedly",
+    "bad_input_failures": "… failing a promise",
     "fuzz_examples": "generated releases imported",
     "fuzz_refused": "… refused with a message, nothing written",
     "fuzz_imported": "… imported: a re-export is identical, a merge is current and idempotent",
-    "fuzz_known_gaps": "… in a known bug class (skipped)",
     "fuzz_failures": "… breaking the property",
     "concurrent_decisions_written": "decisions written by two processes at once",
     "concurrent_decisions_intact": "… found in the log, in order",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.errors import WorkspaceError, validation_problems
@@ -64,12 +64,17 @@ class NamingRules(BaseModel):
 
     @field_validator("category_regex", "normal_regex")
     @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
+    def _compiles(cls, pattern: str | None, info: ValidationInfo) -> str | None:
         if pattern is not None:
             try:
-                re.compile(pattern)
+                compiled = re.compile(pattern)
             except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from None
+                raise ValueError(f"'{pattern}' is not a valid regular expression: {exc}") from None
+            if info.field_name == "category_regex" and "category" not in compiled.groupindex:
+                raise ValueError(
+                    f"'{pattern}' has no named group 'category' to take the category from, "
+                    r"e.g. '^(?P<category>[A-Za-z]+)\d+'"
+                )
         return pattern
 
     def category_of(self, relative_path: Path) -> str:
@@ -168,6 +173,8 @@ class Workspace:
         workspace when inside it, so a workspace folder can be moved with its videos.
         """
         root = Path(root)
+        if root.exists() and not root.is_dir():
+            raise WorkspaceError(f"{root} is a file; a workspace is a folder (give a new path)")
         if (root / CONFIG_NAME).exists():
             raise WorkspaceError(
                 f"{root} is already a vadscene workspace; use `vadscene scan {root}` to re-scan"
