@@ -26,6 +26,7 @@ from vadscene.reliability import (
 )
 from vadscene.workspace import STORE_NAME, Workspace
 
+
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_bad_input_gets_a_clear_message_and_leaves_the_store_alone(case, tmp_path: Path) -> None:
     outcome = run_case(case, tmp_path)
