@@ -8,6 +8,7 @@ import pytest
 from helpers import write_video
 
 from vadscene.catalogue import Catalogue, load_catalogue
+from vadscene.reliability import annotate_example
 from vadscene.workspace import Workspace
 
 SMALL_BENCHMARK = {
@@ -48,3 +49,20 @@ def small_workspace(tmp_path: Path, small_videos: Path) -> Workspace:
     workspace.scan()
     yield workspace
     workspace.close()
+
+
+@pytest.fixture
+def annotated(small_workspace: Workspace) -> Workspace:
+    """:func:`small_workspace` annotated (:func:`vadscene.reliability.annotate_example`, full).
+
+    ABUSE: ana and ben agree on color; ana has a second decision (crowd: few).
+    ARSON: ana and ben disagree on color; ana overrides the auto resolution pole (low to
+    high); ben's marks (a flag, a note).
+    NORMAL: crowd few (ana), many (ben), many as carla's consensus; setting ambiguous (ben,
+    with a note); carla's own decision (activity), ana's location.
+    ROAD: only the auto pole stands; ben decided the elevation and cleared it.
+    Every video has a sharpness measurement (ABUSE 80, ARSON 20, NORMAL 55, ROAD 10) and the
+    resolution pole it gives; the threshold rule is the median (37.5).
+    """
+    annotate_example(small_workspace.store, full=True)
+    return small_workspace

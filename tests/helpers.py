@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
-import av
 import numpy as np
 import pytest
+
+from vadscene.reliability import write_clip
 
 REALDATA = Path(
     os.environ.get("VADSCENE_REALDATA")
@@ -38,20 +41,44 @@ def write_video(
     fps: int = 25,
     width: int = 64,
     height: int = 48,
-    container_options: dict[str, str] | None = None,
+    faststart: bool = False,
 ) -> Path:
-    """Encode a small synthetic clip (a moving bar on a changing background) with PyAV."""
-    with av.open(str(path), "w", options=container_options or {}) as container:
-        stream = container.add_stream(codec, rate=fps)
-        stream.width, stream.height = width, height
-        stream.pix_fmt = "yuv420p"
-        for i in range(frames):
-            image = np.full((height, width, 3), (i * 9) % 256, dtype=np.uint8)
-            image[:, (i * 3) % width] = 255
-            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode())
-    return path
+    """Encode a small synthetic clip (a moving bar on a changing background) with PyAV: the
+    library's :func:`~vadscene.reliability.write_clip`, with ``codec`` first and 25 frames."""
+    return write_clip(
+        path, frames=frames, faststart=faststart, codec=codec, fps=fps, width=width, height=height
+    )
+
+
+E = TypeVar("E", bound=Exception)
+R = TypeVar("R")
+
+
+def assert_file_error(
+    error_type: type[E], call: Callable[..., object], path: Path, *fragments: str, **kwargs: Any
+) -> E:
+    """``call(path, **kwargs)`` raises ``error_type`` saying ``"<path>: <reason>"``, with every
+    fragment in the reason."""
+    with pytest.raises(error_type) as info:
+        call(path, **kwargs)
+    error: Any = info.value
+    assert error.path == path
+    assert str(error) == f"{path}: {error.reason}"
+    for fragment in fragments:
+        assert fragment in error.reason
+    return info.value
+
+
+def result_or_clean_error(
+    call: Callable[[Path], R], error_type: type[Exception], path: Path
+) -> R | None:
+    """``call(path)``, or None where it raised ``error_type`` as ``"<path>: ..."``; any other
+    exception propagates (a damaged file must never raise one)."""
+    try:
+        return call(path)
+    except error_type as error:
+        assert str(error).startswith(f"{path}: ")
+        return None
 
 
 def damage(path: Path, seed: int) -> Path:
@@ -63,28 +90,3 @@ def damage(path: Path, seed: int) -> Path:
     data[start : start + 64] = rng.bytes(len(data[start : start + 64]))
     path.write_bytes(data)
     return path
-
-
-def record_sharpness_poles(
-    store, sharpness: dict[str, float], *, threshold: float = 37.5, params: dict | None = None
-) -> None:
-    """Store a sharpness measurement per video and the auto resolution pole it gives."""
-    from datetime import UTC, datetime
-
-    from vadscene.records import Measurement
-
-    for video_id, value in sharpness.items():
-        store.record_measurement(
-            video_id,
-            "sharpness",
-            Measurement(
-                value=value,
-                params=params or {},
-                decoder="opencv",
-                frames_read=30,
-                seconds=0.01,
-                measured_at=datetime(2026, 1, 2, tzinfo=UTC),
-            ),
-        )
-        pole = "high" if value > threshold else "low"
-        store.record_decision(video_id, "resolution", pole, annotator="auto", source="auto")

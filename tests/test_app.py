@@ -95,11 +95,20 @@ def test_annotate_page_records_a_widget_decision(demo_app: Path) -> None:
     with Workspace.open(demo_app) as workspace:
         first = workspace.store.video_ids()[0]
     assert app.query_params["video"] == first
-    app.radio(key=f"annotate_{first}_crowd").set_value("many").run()
+
+    def crowd_radio():
+        [radio] = [r for r in app.radio if r.key.startswith(f"annotate_{first}_crowd_")]
+        return radio
+
+    before = crowd_radio()
+    assert before.value is None
+    before.set_value("many").run()
     assert not app.exception
     with Workspace.open(demo_app) as workspace:
         assert workspace.store.current_values("apptest") == {(first, "crowd"): "many"}
     assert any("Saved crowd = many" in t.value for t in app.toast)
+    # A new widget shows the stored value: the old one's state can no longer decide anything.
+    assert crowd_radio().key != before.key and crowd_radio().value == "many"
 
 
 def test_review_page_filters_and_records_a_consensus(demo_app: Path) -> None:

@@ -109,7 +109,7 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
         page.keyboard.press("a")
         _wait_for(lambda: _current(root, "e2e").get("elevation") == "ambiguous")
 
-        page.get_by_label("Note about this video").fill("2a typed here is a note")
+        page.get_by_role("textbox", name="Note about this video").fill("2a typed here is a note")
         page.wait_for_timeout(700)
         assert len(_current(root, "e2e")) == 3  # keys typed into a text box decide nothing
 
@@ -129,8 +129,16 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
             _wait_for(lambda: {"1 color", "2 multi-view", "3 ambiguous"} <= checked(), 30)
         except AssertionError:
             page.screenshot(path=str(ARTIFACTS / "annotate-after-reload-failed.png"))
-            raise AssertionError(f"after reload the page shows {sorted(checked())}") from None
+            with sqlite3.connect(root / "annotations.db") as db:
+                log = db.execute(
+                    "SELECT factor, value, source FROM decisions WHERE annotator = 'e2e' "
+                    "ORDER BY decision_id"
+                ).fetchall()
+            raise AssertionError(
+                f"after reload the page shows {sorted(checked())}; the log holds {log}"
+            ) from None
         _wait_for(lambda: video.evaluate("v => v.playbackRate") == 1.25)  # speed remembered
+        page.get_by_text("▶ Camera elevation").first.wait_for(timeout=30_000)  # and the focus
         page.screenshot(path=str(ARTIFACTS / "annotate.png"))
 
         page.keyboard.press("u")

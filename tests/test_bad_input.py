@@ -104,7 +104,7 @@ def test_rewritten_bytes_with_the_same_rows_are_a_change(store_path: Path) -> No
 
 
 def test_reliability_figures_count_what_the_tests_run() -> None:
-    figures = reliability_figures(fuzz_examples=25, decisions_per_writer=25)
+    figures = reliability_figures(fuzz_examples=25, decisions_per_writer=25, kills=2)
     assert figures["bad_input_cases"] == figures["bad_input_passed"] == len(CASES)
     assert figures["bad_input_failures"] == 0
     assert figures["fuzz_examples"] == 25
@@ -113,3 +113,6 @@ def test_reliability_figures_count_what_the_tests_run() -> None:
     assert figures["fuzz_failures"] == 0
     assert figures["concurrent_decisions_written"] == 50
     assert figures["concurrent_decisions_intact"] == 50
+    assert figures["crash_kills"] == 2
+    assert figures["crash_decisions_acknowledged"] >= 10 + 23  # the kills come after 10 and 23
+    assert figures["crash_decisions_found"] == figures["crash_decisions_acknowledged"]

@@ -421,14 +421,15 @@ def _open_annotate(page: Any, url: str, annotator: str, video: str) -> None:
     _wait_until_ready(page)
 
 
-def _wait_until_ready(page: Any) -> None:
-    """Wait until the player is mounted, its keyboard map live and the first factor focused."""
+def _wait_until_ready(page: Any, focused: str = CATALOGUE.factors[0].key) -> None:
+    """Wait until the player is mounted, its keyboard map live and ``focused`` focused (a new
+    tab starts at the first factor; a reload keeps the tab's focus)."""
     page.locator("video").wait_for(timeout=STARTUP_TIMEOUT * 1000)
     page.wait_for_function(
         "() => window.__vadsceneKeys && window.__vadscenePlayer?.setState",
         timeout=STARTUP_TIMEOUT * 1000,
     )
-    _wait_for_focus(page, CATALOGUE.factors[0].key)
+    _wait_for_focus(page, focused)
 
 
 def _wait_for_focus(page: Any, factor: str) -> None:
@@ -564,17 +565,17 @@ def test_sigkilled_app_server_keeps_every_acknowledged_browser_decision(app: App
         _assert_state_is_the_replayed_log(root)
 
         page.reload(timeout=STARTUP_TIMEOUT * 1000)
-        _wait_until_ready(page)
+        _wait_until_ready(page, focused="crowd")
         _wait_for_panel(page, root, annotator, CRASH_VIDEO)
         assert {_radio_label(f, v) for f, v in CRASH_DECISIONS} <= set(_checked_radios(page))
         page.screenshot(path=str(ARTIFACTS / "durability-after-restart.png"))
 
-        _decide_in_browser(page, root, annotator, CRASH_VIDEO, "color", "color")
+        _decide_in_browser(page, root, annotator, CRASH_VIDEO, "crowd", "few")
         _wait_for_panel(page, root, annotator, CRASH_VIDEO)
-    assert [d.value for d in _log(root) if d.annotator == annotator and d.factor == "color"] == [
-        "grayscale",
-        "color",
-    ]
+    # The key in flight at the kill is recorded once at most: by the old server, or by the new
+    # one when the page reconnects and resends the keys it has not seen acknowledged.
+    crowd = [d.value for d in _log(root) if d.annotator == annotator and d.factor == "crowd"]
+    assert crowd in (["few"], ["many", "few"])
     _assert_state_is_the_replayed_log(root)
 
 
@@ -624,7 +625,7 @@ def test_concurrent_annotators_lose_and_misattribute_nothing(app: AppServer) -> 
                 writer.finish(timeout=WINDOW_S + STARTUP_TIMEOUT)
                 assert writer.process.returncode == 0, writer.stderr()
             page.reload(timeout=STARTUP_TIMEOUT * 1000)
-            _wait_until_ready(page)
+            _wait_until_ready(page, focused=BROWSER_DECISIONS[-1][0])
             _wait_for_panel(page, root, "carol", SHARED_VIDEO)
     finally:
         for writer in writers:

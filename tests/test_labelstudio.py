@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from conftest import ABUSE, ARSON, NORMAL, ROAD
-from helpers import record_sharpness_poles
 
 from vadscene.catalogue import AMBIGUOUS, Catalogue, parse_catalogue
 from vadscene.labelstudio import (
@@ -21,24 +20,8 @@ from vadscene.labelstudio import (
 )
 from vadscene.workspace import STORE_NAME, Workspace
 
-
-@pytest.fixture
-def annotated(small_workspace: Workspace) -> Workspace:
-    """Two annotators, a consensus, an auto factor with an override, and a cleared decision."""
-    store = small_workspace.store
-    store.record_decision(ABUSE, "color", "grayscale", annotator="ana")
-    store.record_decision(ABUSE, "crowd", "few", annotator="ana")
-    store.record_decision(ABUSE, "color", "color", annotator="ben")
-    store.record_decision(NORMAL, "crowd", "few", annotator="ana")
-    store.record_decision(NORMAL, "crowd", "many", annotator="ben")
-    store.record_decision(NORMAL, "crowd", "many", annotator="carla", source="consensus")
-    store.record_decision(NORMAL, "setting", "indoor", annotator="carla")
-    store.record_decision(ROAD, "setting", AMBIGUOUS, annotator="ana")
-    store.record_decision(ROAD, "elevation", "elevated", annotator="ben")
-    store.record_decision(ROAD, "elevation", None, annotator="ben")  # cleared
-    record_sharpness_poles(store, {ABUSE: 80.0, ARSON: 20.0, NORMAL: 55.0, ROAD: 10.0})
-    store.record_decision(ROAD, "resolution", "high", annotator="ana")  # override
-    return small_workspace
+# ``annotated`` (tests/conftest.py): several annotators, a consensus on NORMAL, an auto factor
+# with an override on ARSON, and on ROAD only the auto pole and a cleared decision.
 
 
 def _dump(workspace: Workspace) -> list[str]:
@@ -124,10 +107,11 @@ def test_export_shape(annotated: Workspace) -> None:
         "color": ["grayscale"],
         "crowd": ["few"],
     }
-    road = by_id[ROAD]["annotations"]  # ben cleared his only decision: no annotation of his
-    assert [a["completed_by"]["email"] for a in road] == ["ana"]
-    assert {r["from_name"] for r in road[0]["result"]} == {"setting", "resolution"}
-    assert by_id[ARSON]["annotations"] == []
+    arson = by_id[ARSON]["annotations"]  # ana's override is in her annotation, with her color
+    assert [a["completed_by"]["email"] for a in arson] == ["ana", "ben"]
+    assert {r["from_name"] for r in arson[0]["result"]} == {"color", "resolution"}
+    # ben cleared his only decision on ROAD, nobody else decided it: no annotation at all
+    assert by_id[ROAD]["annotations"] == []
     for video_id, pole in ((ABUSE, "high"), (ARSON, "low"), (ROAD, "low")):
         (prediction,) = by_id[video_id]["predictions"]
         assert prediction["model_version"] == "vadscene-auto"

@@ -21,7 +21,13 @@ import av
 import cv2
 import numpy as np
 import pytest
-from helpers import damage, realdata_dir, write_video
+from helpers import (
+    assert_file_error,
+    damage,
+    realdata_dir,
+    result_or_clean_error,
+    write_video,
+)
 
 from vadscene import measure
 from vadscene.errors import VadsceneError
@@ -31,6 +37,15 @@ from vadscene.measure import (
     MeasureParams,
     VideoMeasurement,
     measure_video,
+)
+from vadscene.reliability import (
+    audio_only_file,
+    corrupt_video,
+    cut_short,
+    empty_file,
+    non_video_file,
+    truncated_video,
+    zero_frame_video,
 )
 
 W, H = 160, 120
@@ -122,14 +137,7 @@ def reference(path: Path, normal: np.ndarray | None = None) -> tuple[float, floa
 
 
 def measure_error(path: Path, *fragments: str, **kwargs: Any) -> MeasurementError:
-    with pytest.raises(MeasurementError) as info:
-        measure_video(path, **kwargs)
-    error = info.value
-    assert error.path == path
-    assert str(error) == f"{path}: {error.reason}"
-    for fragment in fragments:
-        assert fragment in error.reason
-    return error
+    return assert_file_error(MeasurementError, measure_video, path, *fragments, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -338,9 +346,7 @@ def test_real_clip_matches_definitions() -> None:
 @pytest.mark.realdata
 def test_truncated_real_mp4(tmp_path: Path) -> None:
     source = realdata_dir() / "videos" / "holmesvad_Fighting033_x264_570_841.mp4"
-    path = tmp_path / "cut.mp4"
-    path.write_bytes(source.read_bytes()[: int(source.stat().st_size * 0.3)])
-    measure_error(path, "cannot open")
+    measure_error(cut_short(tmp_path / "cut.mp4", 0.3, source=source), "cannot open")
 
 
 # --- faults ---------------------------------------------------------------------------------
@@ -356,69 +362,39 @@ def test_directory(tmp_path: Path) -> None:
 
 
 def test_empty_file(tmp_path: Path) -> None:
-    (tmp_path / "empty.mp4").touch()
-    measure_error(tmp_path / "empty.mp4", "empty file")
+    measure_error(empty_file(tmp_path / "empty.mp4"), "empty file")
 
 
 def test_text_file_renamed_mp4(tmp_path: Path) -> None:
-    path = tmp_path / "notes.mp4"
-    path.write_text("not a video\n" * 50)
-    measure_error(path, "cannot open", "Invalid data")
+    measure_error(non_video_file(tmp_path / "notes.mp4"), "cannot open", "Invalid data")
 
 
 def test_truncated_mp4(tmp_path: Path) -> None:
     """The first 30 % of an encoded mp4: the index (moov, written last) is missing."""
-    source = write_video(tmp_path / "full.mp4", "libx264", frames=100, width=W, height=H)
-    path = tmp_path / "cut.mp4"
-    path.write_bytes(source.read_bytes()[: int(source.stat().st_size * 0.3)])
+    path = truncated_video(
+        tmp_path / "cut.mp4", frames=100, width=W, height=H, faststart=False, fraction=0.3
+    )
     measure_error(path, "cannot open")
 
 
 def test_truncated_faststart_mp4(tmp_path: Path) -> None:
     """Index first: the file opens, and its last packet is flagged incomplete."""
-    source = write_video(
-        tmp_path / "full.mp4",
-        "libx264",
-        frames=100,
-        width=W,
-        height=H,
-        container_options={"movflags": "faststart"},
+    path = truncated_video(
+        tmp_path / "cut.mp4", frames=100, width=W, height=H, faststart=True, fraction=0.6
     )
-    path = tmp_path / "cut.mp4"
-    path.write_bytes(source.read_bytes()[: int(source.stat().st_size * 0.6)])
     measure_error(path, "truncated or damaged", "is incomplete")
 
 
 def test_audio_only_file(tmp_path: Path) -> None:
-    path = tmp_path / "sound.mp4"
-    with av.open(str(path), "w") as container:
-        audio = container.add_stream("aac", rate=8000)
-        for i in range(5):
-            silence = np.zeros((1, 1024), np.float32)
-            frame = av.AudioFrame.from_ndarray(silence, format="fltp", layout="mono")
-            frame.sample_rate, frame.pts = 8000, i * 1024
-            container.mux(audio.encode(frame))
-        container.mux(audio.encode())
-    measure_error(path, "no video stream")
+    measure_error(audio_only_file(tmp_path / "sound.mp4"), "no video stream")
 
 
 def test_zero_frames(tmp_path: Path) -> None:
-    path = tmp_path / "nothing.avi"
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("mpeg4", rate=25)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        container.start_encoding()
-    measure_error(path, "zero frames")
+    measure_error(zero_frame_video(tmp_path / "nothing.avi"), "zero frames")
 
 
 def test_garbage_payload_has_no_decodable_frame(tmp_path: Path) -> None:
-    path = write_video(
-        tmp_path / "garbage.mp4", "libx264", frames=50, container_options={"movflags": "faststart"}
-    )
-    data = bytearray(path.read_bytes())
-    payload = data.index(b"mdat") + 4  # the index stays intact, the frames do not
-    data[payload:] = np.random.default_rng(0).bytes(len(data) - payload)
-    path.write_bytes(data)
+    path = corrupt_video(tmp_path / "garbage.mp4", frames=50)  # index intact, frames random
     measure_error(path, "no decodable frame")
 
 
@@ -467,12 +443,8 @@ def test_damaged_files_never_raise_raw_exceptions(
 ) -> None:
     """Random truncations and byte smashes either measure or raise MeasurementError."""
     path = damage(write_video(tmp_path / name, codec, frames=30), seed)
-    try:
-        result = measure_video(path)
-    except MeasurementError as error:
-        assert str(error).startswith(f"{path}: ")
-    else:
-        assert result.frames_read > 0
+    result = result_or_clean_error(measure_video, MeasurementError, path)
+    assert result is None or result.frames_read > 0
 
 
 # --- pickling: results and errors travel back from worker processes ------------------------

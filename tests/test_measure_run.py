@@ -142,7 +142,7 @@ def test_faults_are_recorded_and_the_run_continues(
     assert dict(workspace.store.measurement_failures()) == failed
     code = run(["measure", str(workspace.root)])
     assert code == 1
-    assert f"failed {NAMES[2]}" in capsys.readouterr().err
+    assert f"failed {NAMES[2]}: file not found ({root / NAMES[2]}.mp4)" in capsys.readouterr().err
 
 
 def test_an_interrupted_run_resumes_without_remeasuring(workspace: Workspace) -> None:

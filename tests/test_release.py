@@ -10,7 +10,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import ABUSE, ARSON, NORMAL, ROAD
-from helpers import record_sharpness_poles
 
 from vadscene.errors import ReleaseError
 from vadscene.records import FactorDecision
@@ -27,30 +26,8 @@ from vadscene.release import (
 )
 from vadscene.workspace import Workspace
 
-
-@pytest.fixture
-def annotated(small_workspace: Workspace) -> Workspace:
-    """Two annotators who agree, disagree and get adjudicated; an auto factor and an override."""
-    store = small_workspace.store
-    store.record_decision(ABUSE, "color", "grayscale", annotator="ana")
-    store.record_decision(ABUSE, "color", "grayscale", annotator="ben")  # agreement
-    store.record_decision(ARSON, "color", "color", annotator="ana")
-    store.record_decision(ARSON, "color", "grayscale", annotator="ben")  # disagreement
-    store.record_decision(NORMAL, "crowd", "few", annotator="ana")
-    store.record_decision(NORMAL, "crowd", "many", annotator="ben")
-    store.record_decision(NORMAL, "crowd", "many", annotator="carla", source="consensus")
-    store.record_decision(ROAD, "setting", "ambiguous", annotator="ana", note="tunnel")
-    store.record_decision(ROAD, "location", "fuel-station", annotator="ana")
-    store.record_decision(ROAD, "elevation", "elevated", annotator="ben")
-    store.record_decision(ROAD, "elevation", None, annotator="ben")  # cleared
-    record_sharpness_poles(
-        store, {ABUSE: 80.0, ARSON: 20.0, NORMAL: 55.0, ROAD: 10.0}, params={"stride": 1}
-    )
-    store.set_threshold("resolution", "sharpness", "median", [37.5])
-    store.record_decision(ROAD, "resolution", "high", annotator="ana")  # override
-    store.set_mark(ARSON, "flag", True, annotator="ben")
-    store.set_mark(ARSON, "note", "two cameras?", annotator="ben")
-    return small_workspace
+# ``annotated`` (tests/conftest.py): agreement on ABUSE, disagreement and an override on ARSON,
+# a consensus on NORMAL, a cleared decision on ROAD, marks on ARSON.
 
 
 def _without_created_at(path: Path) -> dict:
@@ -72,13 +49,13 @@ def test_values_follow_the_resolution_rules(annotated: Workspace) -> None:
     )
     assert by_id[NORMAL].factors["crowd"].value == "many"
     assert by_id[NORMAL].factors["crowd"].resolution == "consensus"
-    assert by_id[ROAD].factors["setting"].value == "ambiguous"
+    assert by_id[NORMAL].factors["setting"].value == "ambiguous"
     assert "elevation" not in by_id[ROAD].factors  # cleared: nobody decides it now
-    road_resolution = by_id[ROAD].factors["resolution"]
-    assert (road_resolution.value, road_resolution.resolution) == ("high", "override")
-    override = next(d for d in road_resolution.decisions if d.annotator == "ana")
-    assert (override.replaced_auto_value, override.replaced_measurement) == ("low", 10.0)
-    assert by_id[ARSON].factors["resolution"].resolution == "auto"
+    arson_resolution = by_id[ARSON].factors["resolution"]
+    assert (arson_resolution.value, arson_resolution.resolution) == ("high", "override")
+    override = next(d for d in arson_resolution.decisions if d.annotator == "ana")
+    assert (override.replaced_auto_value, override.replaced_measurement) == ("low", 20.0)
+    assert by_id[ROAD].factors["resolution"].resolution == "auto"
     assert release.annotators == ("ana", "ben", "carla")
     assert by_id[ARSON].marks[0].flagged and by_id[ARSON].marks[0].note == "two cameras?"
 
@@ -95,8 +72,8 @@ def test_annotator_mode_uses_only_that_annotator(annotated: Workspace) -> None:
     release = build_release(annotated, annotator="ben")
     by_id = {v.video_id: v for v in release.videos}
     assert by_id[ARSON].factors["color"].value == "grayscale"
-    assert "setting" not in by_id[ROAD].factors  # ana's decision is not in ben's release
-    assert by_id[ROAD].factors["resolution"].value == "low"  # the auto pole, no override
+    assert "crowd" not in by_id[ABUSE].factors  # ana's decision is not in ben's release
+    assert by_id[ARSON].factors["resolution"].value == "low"  # the auto pole, no override
     assert release.annotators == ("ben",)
     with pytest.raises(ReleaseError, match="annotator 'zoe' has no decisions"):
         build_release(annotated, annotator="zoe")

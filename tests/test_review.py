@@ -335,6 +335,10 @@ def test_agreement_of_two_annotators_is_cohens_kappa(small_workspace: Workspace)
     store.record_decision(ABUSE, "setting", "indoor", annotator="ben")
     store.record_decision(ABUSE, "setting", None, annotator="ben")  # cleared: ana is alone
     store.record_decision(ABUSE, "resolution", "low", annotator="ana")  # auto factor: not rated
+    for who in ("ana", "ben"):
+        store.record_decision(ABUSE, "elevation", "elevated", annotator=who)  # one category
+    store.record_decision(ABUSE, "field_of_view", "close", annotator="ana")  # no shared video
+    store.record_decision(ARSON, "field_of_view", "close", annotator="ben")
 
     results = _by_factor(small_workspace)
     color = results["color"]
@@ -355,6 +359,14 @@ def test_agreement_of_two_annotators_is_cohens_kappa(small_workspace: Workspace)
     assert math.isnan(setting.kappa) and math.isnan(setting.observed_agreement)
     road = results["road"]
     assert (road.statistic, road.annotators, road.videos, road.categories) == ("none", (), 0, ())
+    elevation = results["elevation"]  # p_e = 1: κ = 0/0
+    assert (elevation.statistic, elevation.videos) == ("cohen_kappa", 1)
+    assert math.isnan(elevation.kappa) and elevation.observed_agreement == 1.0
+    # What the Review page shows instead of a bare NaN:
+    assert color.kappa_text == f"{cohen_kappa_score(ana, ben):.3f}"
+    assert setting.kappa_text == road.kappa_text == "— (needs two annotators)"
+    assert elevation.kappa_text == "undefined (every rating in one category)"
+    assert results["field_of_view"].kappa_text == "— (no video rated by all of them)"
 
 
 def test_agreement_of_three_annotators_is_fleiss_kappa(small_workspace: Workspace) -> None:

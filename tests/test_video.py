@@ -11,8 +11,24 @@ import av
 import helpers
 import numpy as np
 import pytest
-from helpers import damage, realdata_dir, write_video
+from helpers import (
+    assert_file_error,
+    damage,
+    realdata_dir,
+    result_or_clean_error,
+    write_video,
+)
 
+from vadscene.reliability import (
+    audio_only_file,
+    corrupt_video,
+    cut_short,
+    empty_file,
+    non_video_file,
+    truncated_video,
+    unknown_codec_video,
+    zero_frame_video,
+)
 from vadscene.video import (
     VIDEO_EXTENSIONS,
     VideoProbe,
@@ -31,42 +47,8 @@ REAL_CLIPS = {
 }
 
 
-def write_audio(path: Path, *, cover_art: bool = False) -> Path:
-    """Encode a short silent AAC track, optionally with an mjpeg cover picture."""
-    with av.open(str(path), "w") as container:
-        audio = container.add_stream("aac", rate=8000)
-        if cover_art:
-            cover = container.add_stream("mjpeg", rate=1)
-            cover.width = cover.height = 32
-            cover.pix_fmt = "yuvj420p"
-            cover.disposition = av.stream.Disposition.attached_pic
-            picture = av.VideoFrame.from_ndarray(np.zeros((32, 32, 3), np.uint8), format="rgb24")
-            container.mux(cover.encode(picture))
-            container.mux(cover.encode())
-        for i in range(10):
-            samples = np.zeros((1, 1024), dtype=np.float32)
-            frame = av.AudioFrame.from_ndarray(samples, format="fltp", layout="mono")
-            frame.sample_rate, frame.pts = 8000, i * 1024
-            container.mux(audio.encode(frame))
-        container.mux(audio.encode())
-    return path
-
-
-def truncate_copy(src: Path, dst: Path, fraction: float) -> Path:
-    data = src.read_bytes()
-    dst.write_bytes(data[: int(len(data) * fraction)])
-    return dst
-
-
 def assert_probe_error(path: Path, *fragments: str) -> VideoProbeError:
-    with pytest.raises(VideoProbeError) as info:
-        probe_video(path)
-    error = info.value
-    assert error.path == path
-    assert str(error) == f"{path}: {error.reason}"
-    for fragment in fragments:
-        assert fragment in error.reason
-    return error
+    return assert_file_error(VideoProbeError, probe_video, path, *fragments)
 
 
 # --- generated videos -------------------------------------------------------------------
@@ -126,9 +108,7 @@ def test_probe_accepts_str_path_and_as_dict(tmp_path: Path) -> None:
 
 
 def test_faststart_mp4_probes_like_normal_mp4(tmp_path: Path) -> None:
-    path = write_video(
-        tmp_path / "fast.mp4", "libx264", frames=40, container_options={"movflags": "faststart"}
-    )
+    path = write_video(tmp_path / "fast.mp4", "libx264", frames=40, faststart=True)
     assert probe_video(path).num_frames == 40
 
 
@@ -158,33 +138,24 @@ def test_directory_is_not_a_video(tmp_path: Path) -> None:
 
 
 def test_empty_file(tmp_path: Path) -> None:
-    path = tmp_path / "empty.mp4"
-    path.touch()
-    assert_probe_error(path, "empty file")
+    assert_probe_error(empty_file(tmp_path / "empty.mp4"), "empty file")
 
 
 def test_text_file_renamed_mp4(tmp_path: Path) -> None:
-    path = tmp_path / "notes.mp4"
-    path.write_text("these are not the frames you are looking for\n" * 20)
-    assert_probe_error(path, "cannot open", "Invalid data")
+    assert_probe_error(non_video_file(tmp_path / "notes.mp4"), "cannot open", "Invalid data")
 
 
 def test_truncated_mp4_without_faststart_cannot_open(tmp_path: Path) -> None:
-    src = write_video(tmp_path / "full.mp4", "libx264", frames=100, width=160, height=120)
-    path = truncate_copy(src, tmp_path / "cut.mp4", 0.3)
+    path = truncated_video(
+        tmp_path / "cut.mp4", frames=100, width=160, height=120, faststart=False, fraction=0.3
+    )
     assert_probe_error(path, "cannot open")
 
 
 def test_truncated_faststart_mp4_is_reported_truncated(tmp_path: Path) -> None:
-    src = write_video(
-        tmp_path / "full.mp4",
-        "libx264",
-        frames=100,
-        width=160,
-        height=120,
-        container_options={"movflags": "faststart"},
+    path = truncated_video(
+        tmp_path / "cut.mp4", frames=100, width=160, height=120, faststart=True, fraction=0.3
     )
-    path = truncate_copy(src, tmp_path / "cut.mp4", 0.3)
     assert_probe_error(path, "truncated", "last packet incomplete")
 
 
@@ -193,44 +164,33 @@ def test_truncated_matroska_and_ts_probe_with_frames_that_exist(
     tmp_path: Path, name: str, codec: str
 ) -> None:
     """Documented limitation: these demuxers drop the partial packet without flagging it."""
-    src = write_video(tmp_path / f"full{Path(name).suffix}", codec, frames=100, width=160)
-    assert 0 < probe_video(truncate_copy(src, tmp_path / name, 0.6)).num_frames < 100
+    path = truncated_video(
+        tmp_path / name, codec=codec, frames=100, width=160, faststart=False, fraction=0.6
+    )
+    assert 0 < probe_video(path).num_frames < 100
 
 
 def test_unknown_codec(tmp_path: Path) -> None:
-    path = write_video(tmp_path / "clip.avi", "mpeg4")
-    path.write_bytes(path.read_bytes().replace(b"FMP4", b"QQQQ"))  # the AVI's codec fourcc
-    assert_probe_error(path, "unsupported codec")
+    assert_probe_error(unknown_codec_video(tmp_path / "clip.avi"), "unsupported codec")
 
 
 def test_audio_only_mp4(tmp_path: Path) -> None:
-    assert_probe_error(write_audio(tmp_path / "sound.mp4"), "no video stream")
+    assert_probe_error(audio_only_file(tmp_path / "sound.mp4"), "no video stream")
 
 
 def test_audio_with_cover_art_is_not_a_video(tmp_path: Path) -> None:
-    path = write_audio(tmp_path / "song.mp4", cover_art=True)
+    path = audio_only_file(tmp_path / "song.mp4", cover_art=True)
     with av.open(str(path)) as container:  # the cover picture is a "video" stream...
         assert len(container.streams.video) == 1
     assert_probe_error(path, "no video stream")  # ...but not a video
 
 
 def test_zero_frames(tmp_path: Path) -> None:
-    path = tmp_path / "nothing.avi"
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("mpeg4", rate=25)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        container.start_encoding()
-    assert_probe_error(path, "zero frames")
+    assert_probe_error(zero_frame_video(tmp_path / "nothing.avi"), "zero frames")
 
 
 def test_valid_header_with_garbage_payload(tmp_path: Path) -> None:
-    path = write_video(
-        tmp_path / "garbage.mp4", "libx264", frames=50, container_options={"movflags": "faststart"}
-    )
-    data = bytearray(path.read_bytes())
-    payload = data.index(b"mdat") + 4  # moov (the index) stays intact, the frames do not
-    data[payload:] = np.random.default_rng(0).bytes(len(data) - payload)
-    path.write_bytes(data)
+    path = corrupt_video(tmp_path / "garbage.mp4", frames=50)  # index intact, frames random
     with av.open(str(path)) as container:  # the header alone looks fine
         assert container.streams.video[0].frames == 50
     assert_probe_error(path, "no decodable frame")
@@ -243,12 +203,8 @@ def test_damaged_files_never_raise_raw_exceptions(
 ) -> None:
     """Random truncations and byte smashes either probe or raise VideoProbeError."""
     path = damage(write_video(tmp_path / name, codec, frames=30), seed)
-    try:
-        probe = probe_video(path)
-    except VideoProbeError as error:
-        assert str(error).startswith(f"{path}: ")
-    else:
-        assert probe.num_frames > 0
+    probe = result_or_clean_error(probe_video, VideoProbeError, path)
+    assert probe is None or probe.num_frames > 0
 
 
 # --- real clips (read in place) ---------------------------------------------------------
@@ -297,13 +253,13 @@ def test_real_avi_count_ignores_container_frame_count() -> None:
 @pytest.mark.realdata
 def test_truncated_real_mp4(tmp_path: Path) -> None:
     src = realdata_dir() / "videos" / "holmesvad_Fighting033_x264_570_841.mp4"
-    assert_probe_error(truncate_copy(src, tmp_path / "cut.mp4", 0.3), "cannot open")
+    assert_probe_error(cut_short(tmp_path / "cut.mp4", 0.3, source=src), "cannot open")
 
 
 @pytest.mark.realdata
 def test_truncated_real_avi(tmp_path: Path) -> None:
     src = realdata_dir() / "videos" / "vtest_lamminhthien.avi"
-    assert_probe_error(truncate_copy(src, tmp_path / "cut.avi", 0.3), "truncated")
+    assert_probe_error(cut_short(tmp_path / "cut.avi", 0.3, source=src), "truncated")
 
 
 @pytest.mark.realdata

@@ -22,23 +22,31 @@ class FactorState:
     value: str | None  # the annotator's current value
     auto_value: str | None  # the measured pole, for auto factors
     measured: float | None  # the statistic behind the auto pole
+    revision: str  # the decisions shown (ids of the annotator's and the auto one); see below
+
+    # A page keys the factor's widget by ``revision``, so the widget is new whenever the
+    # store's value changes: a browser that reports a widget's old value (its rerun request
+    # left before it had shown the new one) then reports it for a widget that is gone, and
+    # the stale value cannot be taken for a click that undoes the change.
 
 
 def factor_states(store: AnnotationStore, video_id: str, annotator: str) -> list[FactorState]:
     """The annotator's values, and auto poles with their measurements, for every factor."""
     decisions = store.current_decisions(video_id=video_id)
-    mine = {d.factor: d.value for d in decisions if d.annotator == annotator}
-    auto = {d.factor: d.value for d in decisions if d.annotator == AUTO_ANNOTATOR}
+    mine = {d.factor: d for d in decisions if d.annotator == annotator}
+    auto = {d.factor: d for d in decisions if d.annotator == AUTO_ANNOTATOR}
     measured = store.measurements().get(video_id, {})
     states = []
     for factor in store.catalogue.factors:
         statistic = factor.auto.statistic if factor.auto else None
+        own, pole = mine.get(factor.key), auto.get(factor.key)
         states.append(
             FactorState(
                 factor,
-                mine.get(factor.key),
-                auto.get(factor.key),
+                own.value if own else None,
+                pole.value if pole else None,
                 measured[statistic].value if statistic in measured else None,
+                f"{own.decision_id if own else 0}-{pole.decision_id if pole else 0}",
             )
         )
     return states

@@ -310,6 +310,7 @@ def measure(
         report = measure_workspace(
             ws, workers=workers, scheduler=scheduler, only_new=only_new, progress=show
         )
+        files = {video_id: ws.video_path(video_id) for video_id, _reason in report.failed}
     speed = report.footage_seconds / report.wall_seconds if report.wall_seconds else 0
     out.print(
         f"measured {len(report.measured)} videos ({report.footage_seconds / 3600:.2f} h of "
@@ -319,7 +320,11 @@ def measure(
     for change in report.rules:
         _print_pole_changes(change)
     for video_id, reason in report.failed:
-        err.print(f"  failed {video_id}: {reason}", markup=False, highlight=False)
+        err.print(
+            f"  failed {video_id}: {reason} ({files[video_id]})",
+            markup=False,
+            highlight=False,
+        )
     if report.failed:
         raise typer.Exit(1)
 

@@ -427,7 +427,7 @@ def _marks_problems(where: str, marks: tuple[VideoMarks, ...]) -> list[str]:
     for j, mark in enumerate(marks):
         if not mark.annotator.strip():
             found.append(f"{where}[{j}].annotator: the annotator name is blank")
-        if mark.note is not None and not mark.note.strip():
+        if mark.note == "":  # the store keeps no empty notes
             found.append(f"{where}[{j}].note: an empty note; use null for no note")
         elif not (mark.flagged or mark.skipped or mark.note):
             found.append(f"{where}[{j}]: says nothing (not flagged, not skipped, no note)")

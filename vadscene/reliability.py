@@ -1,6 +1,6 @@
 """Reliability checks, run at a small scale, and the figures the README reports from them.
 
-Three checks, each shared with the test suite so the README's numbers come from running the
+Four checks, each shared with the test suite so the README's numbers come from running the
 same code the tests run (never typed in):
 
 - **Bad input** — :data:`CASES`, a table of bad inputs (damaged videos, broken score files,
@@ -19,6 +19,8 @@ same code the tests run (never typed in):
   partial write. ``tests/test_fuzz_release.py`` runs it on 1000 examples.
 - **Concurrent writers** — :func:`concurrent_writers_check`: two processes record decisions
   into one store at once; every decision must be in the log, in each writer's order.
+- **Crashes** — :func:`crash_check`: a writer process is SIGKILLed mid-stream; every decision
+  it acknowledged must be in the log, in order, and the store must pass its integrity check.
 
 Run ``python -m vadscene.reliability`` for the README table. Needs the ``dev`` extra
 (Hypothesis).
@@ -30,10 +32,13 @@ import atexit
 import contextlib
 import copy
 import io
+import itertools
 import json
 import math
 import multiprocessing
+import os
 import shutil
+import signal
 import sqlite3
 import tempfile
 import traceback
@@ -135,48 +140,114 @@ def store_changes(
 CLIP_FRAMES = 30
 
 
-def write_clip(path: Path, *, frames: int = CLIP_FRAMES, faststart: bool = False) -> Path:
-    """A tiny real H.264 clip (a moving bar), the kind of video the workspace tests use."""
+def write_clip(
+    path: Path,
+    *,
+    frames: int = CLIP_FRAMES,
+    faststart: bool = False,
+    codec: str = "libx264",
+    fps: int = 25,
+    width: int = 64,
+    height: int = 48,
+) -> Path:
+    """A tiny real clip (a moving bar on a changing background), the kind of video the
+    workspace tests use; ``faststart`` writes an MP4's index (moov) before the frames."""
     path.parent.mkdir(parents=True, exist_ok=True)
     options = {"movflags": "faststart"} if faststart else {}
     with av.open(str(path), "w", options=options) as container:
-        stream = container.add_stream("libx264", rate=25)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        stream = container.add_stream(codec, rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         for i in range(frames):
-            image = np.full((48, 64, 3), (i * 9) % 256, dtype=np.uint8)
-            image[:, (i * 3) % 64] = 255
+            image = np.full((height, width, 3), (i * 9) % 256, dtype=np.uint8)
+            image[:, (i * 3) % width] = 255
             container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
         container.mux(stream.encode())
     return path
 
 
-def _corrupt(path: Path) -> None:
+# Bad video files, each written to ``path`` (which is returned). The scan and measure cases
+# use :data:`BAD_FILES`; ``tests/test_video.py`` and ``tests/test_measure.py`` use them all.
+
+
+def cut_short(path: Path, fraction: float = 0.5, *, source: Path | None = None) -> Path:
+    """Keep the first ``fraction`` of the bytes of ``source`` (default: ``path`` itself)."""
+    data = (source or path).read_bytes()
+    path.write_bytes(data[: int(len(data) * fraction)])
+    return path
+
+
+def corrupt_video(path: Path, *, frames: int = CLIP_FRAMES) -> Path:
     """Intact header and index, random frames: opens, but nothing decodes."""
-    data = bytearray(write_clip(path, faststart=True).read_bytes())
-    payload = data.index(b"mdat") + 4
+    data = bytearray(write_clip(path, frames=frames, faststart=True).read_bytes())
+    payload = data.index(b"mdat") + 4  # moov (the index) stays intact, the frames do not
     data[payload:] = np.random.default_rng(0).bytes(len(data) - payload)
     path.write_bytes(data)
+    return path
 
 
-def _truncated(path: Path) -> None:
-    """The first half of a clip whose index comes first: the index promises missing frames."""
-    data = write_clip(path, frames=60, faststart=True).read_bytes()
-    path.write_bytes(data[: len(data) // 2])
+def truncated_video(
+    path: Path, *, frames: int = 60, faststart: bool = True, fraction: float = 0.5, **clip: Any
+) -> Path:
+    """The first ``fraction`` of a clip (``clip``: more :func:`write_clip` options). With its
+    index first (``faststart``) the index promises frames that are missing; without, an MP4
+    loses its index (written last)."""
+    return cut_short(write_clip(path, frames=frames, faststart=faststart, **clip), fraction)
 
 
-def _empty(path: Path) -> None:
+def empty_file(path: Path) -> Path:
     path.write_bytes(b"")
+    return path
 
 
-def _not_a_video(path: Path) -> None:
+def non_video_file(path: Path) -> Path:
+    """Text under a video's name."""
     path.write_text("these are not the frames you are looking for\n" * 20, encoding="utf-8")
+    return path
 
 
-BAD_FILES: dict[str, Callable[[Path], None]] = {
-    "corrupt_video": _corrupt,
-    "truncated_video": _truncated,
-    "empty_file": _empty,
-    "non_video_file": _not_a_video,
+def zero_frame_video(path: Path) -> Path:
+    """An AVI with a video stream and not one frame."""
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("mpeg4", rate=25)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        container.start_encoding()
+    return path
+
+
+def audio_only_file(path: Path, *, cover_art: bool = False) -> Path:
+    """A short silent AAC track; ``cover_art`` adds an mjpeg cover picture, which FFmpeg lists
+    as a video stream although it is no video."""
+    with av.open(str(path), "w") as container:
+        audio = container.add_stream("aac", rate=8000)
+        if cover_art:
+            cover = container.add_stream("mjpeg", rate=1)
+            cover.width = cover.height = 32
+            cover.pix_fmt = "yuvj420p"
+            cover.disposition = av.stream.Disposition.attached_pic
+            picture = av.VideoFrame.from_ndarray(np.zeros((32, 32, 3), np.uint8), format="rgb24")
+            container.mux(cover.encode(picture))
+            container.mux(cover.encode())
+        for i in range(10):
+            samples = np.zeros((1, 1024), dtype=np.float32)
+            frame = av.AudioFrame.from_ndarray(samples, format="fltp", layout="mono")
+            frame.sample_rate, frame.pts = 8000, i * 1024
+            container.mux(audio.encode(frame))
+        container.mux(audio.encode())
+    return path
+
+
+def unknown_codec_video(path: Path) -> Path:
+    """An AVI whose codec fourcc names no codec FFmpeg knows."""
+    data = write_clip(path, codec="mpeg4").read_bytes()
+    path.write_bytes(data.replace(b"FMP4", b"QQQQ"))
+    return path
+
+
+BAD_FILES: dict[str, Callable[[Path], Path]] = {
+    "corrupt_video": corrupt_video,
+    "truncated_video": truncated_video,
+    "empty_file": empty_file,
+    "non_video_file": non_video_file,
 }
 """Ways to make a file that is not a readable video, by name."""
 
@@ -806,6 +877,73 @@ def run_case(case: BadInputCase, folder: Path) -> CaseOutcome:
     return CaseOutcome(case, exit_code, message, problems)
 
 
+# --- an annotated workspace ---------------------------------------------------------------
+
+ROAD = "RoadAccidents004_x264"
+SHARPNESS = {GOOD: 80.0, BAD: 20.0, NORMAL: 55.0, ROAD: 10.0}
+"""Each example video's sharpness: GOOD and NORMAL get the resolution pole high, BAD and ROAD
+low (the median rule's threshold, 37.5, lies between)."""
+
+
+def annotate_example(store: AnnotationStore, *, full: bool = False) -> None:
+    """Record decisions by several annotators, sharpness with the auto resolution poles it
+    gives, an override and marks: the release of the fuzzing :func:`template`, and (``full``)
+    the test suite's ``annotated`` workspace (``tests/conftest.py``).
+
+    On ``GOOD``, ``BAD`` and ``NORMAL`` (the template's release, which the README's fuzz
+    figures and ``tests/test_fuzz_release.py`` rest on: keep it as it is):
+
+    - GOOD: ana and ben agree (color: grayscale);
+    - BAD: ana and ben disagree (color); ana overrides the auto resolution pole (low to high);
+      ben flags the video, with a note;
+    - NORMAL: ana says few people, carla decides many (consensus); ben finds the setting
+      ambiguous, with a note;
+    - each: a sharpness measurement (:data:`SHARPNESS`), its auto pole, the median rule.
+
+    ``full`` adds (the store must register ``ROAD`` too):
+
+    - GOOD: a second decision of ana's (crowd: few);
+    - NORMAL: ben says many people; carla decides a factor on her own (activity: single), so
+      she has a manual decision beside her consensus one; ana names the location;
+    - ROAD: a sharpness measurement and its auto pole (low); ben decides the elevation and
+      clears it again, so no human decision stands on ROAD.
+    """
+    store.record_decision(GOOD, "color", "grayscale", annotator="ana")
+    store.record_decision(GOOD, "color", "grayscale", annotator="ben")
+    store.record_decision(BAD, "color", "color", annotator="ana")
+    store.record_decision(BAD, "color", "grayscale", annotator="ben")
+    store.record_decision(NORMAL, "crowd", "few", annotator="ana")
+    store.record_decision(NORMAL, "crowd", "many", annotator="carla", source="consensus")
+    store.record_decision(NORMAL, "setting", AMBIGUOUS, annotator="ben", note="tunnel")
+    for video_id in (GOOD, BAD, NORMAL, ROAD) if full else (GOOD, BAD, NORMAL):
+        sharpness = SHARPNESS[video_id]
+        store.record_measurement(
+            video_id,
+            "sharpness",
+            Measurement(
+                value=sharpness,
+                params={"stride": 1},
+                decoder="opencv",
+                frames_read=30,
+                seconds=0.01,
+                measured_at=datetime(2026, 1, 2, tzinfo=UTC),
+            ),
+        )
+        pole = "high" if sharpness > 37.5 else "low"
+        store.record_decision(video_id, "resolution", pole, annotator=AUTO_ANNOTATOR, source="auto")
+    store.set_threshold("resolution", "sharpness", "median", [37.5])
+    store.record_decision(BAD, "resolution", "high", annotator="ana")  # an override
+    store.set_mark(BAD, "flag", True, annotator="ben")
+    store.set_mark(BAD, "note", "two cameras?", annotator="ben")
+    if full:
+        store.record_decision(GOOD, "crowd", "few", annotator="ana")
+        store.record_decision(NORMAL, "crowd", "many", annotator="ben")
+        store.record_decision(NORMAL, "activity", "single", annotator="carla")
+        store.record_decision(NORMAL, "location", "fuel-station", annotator="ana")
+        store.record_decision(ROAD, "elevation", "elevated", annotator="ben")
+        store.record_decision(ROAD, "elevation", None, annotator="ben")  # cleared
+
+
 # --- release fuzzing ----------------------------------------------------------------------
 
 SQLITE_INT = (-(2**63), 2**63 - 1)
@@ -844,35 +982,7 @@ def template() -> Template:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     root = registry_workspace(folder, {GOOD: 30, BAD: 20, NORMAL: 25}, name="source")
     with Workspace.open(root) as workspace:
-        store = workspace.store
-        store.record_decision(GOOD, "color", "grayscale", annotator="ana")
-        store.record_decision(GOOD, "color", "grayscale", annotator="ben")
-        store.record_decision(BAD, "color", "color", annotator="ana")
-        store.record_decision(BAD, "color", "grayscale", annotator="ben")
-        store.record_decision(NORMAL, "crowd", "few", annotator="ana")
-        store.record_decision(NORMAL, "crowd", "many", annotator="carla", source="consensus")
-        store.record_decision(NORMAL, "setting", AMBIGUOUS, annotator="ben", note="tunnel")
-        for video_id, sharpness in ((GOOD, 80.0), (BAD, 20.0), (NORMAL, 55.0)):
-            store.record_measurement(
-                video_id,
-                "sharpness",
-                Measurement(
-                    value=sharpness,
-                    params={"stride": 1},
-                    decoder="opencv",
-                    frames_read=30,
-                    seconds=0.01,
-                    measured_at=datetime(2026, 1, 2, tzinfo=UTC),
-                ),
-            )
-            pole = "high" if sharpness > 37.5 else "low"
-            store.record_decision(
-                video_id, "resolution", pole, annotator=AUTO_ANNOTATOR, source="auto"
-            )
-        store.set_threshold("resolution", "sharpness", "median", [37.5])
-        store.record_decision(BAD, "resolution", "high", annotator="ana")  # an override
-        store.set_mark(BAD, "flag", True, annotator="ben")
-        store.set_mark(BAD, "note", "two cameras?", annotator="ben")
+        annotate_example(workspace.store)
         release = build_release(workspace)
     with workspace_from_release(release, folder / "merge"):
         pass
@@ -1349,16 +1459,75 @@ def concurrent_writers_check(decisions_per_writer: int) -> int:
     return intact
 
 
+def _write_until_killed(path: str, annotator: str, catalogue_json: str, acks: Any) -> None:
+    """A writer that never stops: each decision is acknowledged on ``acks`` once committed."""
+    catalogue = Catalogue.model_validate_json(catalogue_json)
+    factors = [f for f in catalogue.factors if f.source == "manual"]
+    with AnnotationStore(path, catalogue) as store:
+        for i in itertools.count():
+            factor = factors[i % len(factors)]
+            store.record_decision(
+                (GOOD, NORMAL)[i % 2],
+                factor.key,
+                factor.values[i % 2],
+                annotator=annotator,
+                note=f"{annotator}-{i}",
+            )
+            acks.send(i)
+
+
+def crash_check(kills: int) -> tuple[int, int]:
+    """SIGKILL a writer process mid-stream ``kills`` times, each after a different number of
+    acknowledged decisions; returns (decisions acknowledged, of those found after the kill).
+
+    Found: in the log in the writer's order, with the store passing its integrity check (the
+    test suite's browser version of this is ``tests/test_durability.py``).
+    """
+    catalogue = load_catalogue()
+    context = multiprocessing.get_context("spawn")
+    acknowledged = found = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / STORE_NAME
+        with AnnotationStore(path, catalogue) as store:
+            store.register_videos([_video_info(GOOD, 30), _video_info(NORMAL, 25)])
+        for kill in range(kills):
+            annotator = f"crash-{kill}"
+            receiving, sending = context.Pipe(duplex=False)
+            writer = context.Process(
+                target=_write_until_killed,
+                args=(str(path), annotator, catalogue.model_dump_json(), sending),
+            )
+            writer.start()
+            sending.close()
+            acked = []
+            while len(acked) < 10 + 13 * kill and receiving.poll(60):
+                acked.append(receiving.recv())
+            os.kill(writer.pid, signal.SIGKILL)
+            writer.join()
+            with contextlib.suppress(EOFError, OSError):
+                while receiving.poll(0):  # sent before the kill: acknowledged too
+                    acked.append(receiving.recv())
+            receiving.close()
+            with AnnotationStore(path, catalogue) as store:
+                intact = store.integrity_check() == "ok"
+                notes = [d.note for d in store.decision_log(annotator=annotator)]
+            acknowledged += len(acked)
+            if intact and notes[: len(acked)] == [f"{annotator}-{i}" for i in acked]:
+                found += len(acked)
+    return acknowledged, found
+
+
 # --- the figures --------------------------------------------------------------------------
 
 
 def reliability_figures(
-    *, fuzz_examples: int = 1000, decisions_per_writer: int = 500
+    *, fuzz_examples: int = 1000, decisions_per_writer: int = 500, kills: int = 5
 ) -> dict[str, int]:
     """Run every check at a small scale and count what each did."""
     with tempfile.TemporaryDirectory() as scratch:
         outcomes = [run_case(case, Path(scratch) / case.name) for case in CASES]
     tally = fuzz_release_imports(fuzz_examples)
+    acknowledged, found = crash_check(kills)
     return {
         "bad_input_cases": len(outcomes),
         "bad_input_passed": sum(o.passed for o in outcomes),
@@ -1369,6 +1538,9 @@ def reliability_figures(
         "fuzz_failures": tally.outcomes.get("failed", 0),
         "concurrent_decisions_written": 2 * decisions_per_writer,
         "concurrent_decisions_intact": concurrent_writers_check(decisions_per_writer),
+        "crash_kills": kills,
+        "crash_decisions_acknowledged": acknowledged,
+        "crash_decisions_found": found,
     }
 
 
@@ -1382,6 +1554,9 @@ FIGURE_LABELS = {
     "fuzz_failures": "… breaking the property",
     "concurrent_decisions_written": "decisions written by two processes at once",
     "concurrent_decisions_intact": "… found in the log, in order",
+    "crash_kills": "writer processes SIGKILLed mid-stream",
+    "crash_decisions_acknowledged": "… decisions they had acknowledged",
+    "crash_decisions_found": "… found after the kill, in order, integrity_check ok",
 }
 
 

@@ -218,6 +218,17 @@ class FactorAgreement:
     observed_agreement: float
     categories: tuple[str, ...]
 
+    @property
+    def kappa_text(self) -> str:
+        """κ as a person reads it: three decimals, or why it is undefined."""
+        if self.statistic == "none":
+            return "— (needs two annotators)"
+        if self.videos == 0:
+            return "— (no video rated by all of them)"
+        if math.isnan(self.kappa):
+            return "undefined (every rating in one category)"
+        return f"{self.kappa:.3f}"
+
 
 def agreement(store: AnnotationStore) -> list[FactorAgreement]:
     """κ per manual factor (catalogue order) among the human annotators who rated it.

@@ -1,6 +1,8 @@
 """Annotate: watch a video and decide its scene factors — every decision is committed to the
 store before the page confirms it."""
 
+import hashlib
+
 import streamlit as st
 from app_state import current_workspace
 from components.player import KEY_HELP, video_player
@@ -119,8 +121,8 @@ def _handle_key(event: dict) -> str | None:
     return None
 
 
-def _on_radio(factor_key: str) -> None:
-    _decide(video_id, factor_key, st.session_state[f"annotate_{video_id}_{factor_key}"])
+def _on_radio(factor_key: str, widget_key: str) -> None:
+    _decide(video_id, factor_key, st.session_state[widget_key])
 
 
 # --- player and keyboard -------------------------------------------------------------------
@@ -154,7 +156,7 @@ panel = decide.container(height=620)
 for index, state in enumerate(states):
     factor = state.factor
     options = [*factor.values, AMBIGUOUS]
-    widget_key = f"annotate_{video_id}_{factor.key}"
+    widget_key = f"annotate_{video_id}_{factor.key}_{state.revision}"  # see FactorState
     shown = state.value if state.value is not None else state.auto_value
     st.session_state[widget_key] = shown
     marker = "▶ " if index == focus else ""
@@ -167,7 +169,7 @@ for index, state in enumerate(states):
         help=factor.criterion,
         format_func=lambda v, o=options: f"{o.index(v) + 1} {v}",
         on_change=_on_radio,
-        args=(factor.key,),
+        args=(factor.key, widget_key),
     )
     if factor.source == "auto":
         measured = f"{state.measured:.4g}" if state.measured is not None else "not measured"
@@ -180,7 +182,11 @@ for index, state in enumerate(states):
         )
 
 marks = store.marks(video_id=video_id).get((video_id, annotator), {"flag": False, "note": None})
-note_key, flag_key = f"annotate_note_{video_id}", f"annotate_flag_{video_id}"
+# Keyed by the stored value, like the factor widgets (see FactorState): a stale browser value
+# of the flag or the note cannot undo a change made since.
+note_digest = hashlib.blake2b((marks["note"] or "").encode(), digest_size=6).hexdigest()
+note_key = f"annotate_note_{video_id}_{note_digest}"
+flag_key = f"annotate_flag_{video_id}_{int(bool(marks['flag']))}"
 st.session_state[note_key] = marks["note"] or ""
 st.session_state[flag_key] = bool(marks["flag"])
 watch.toggle(
@@ -193,6 +199,7 @@ watch.toggle(
 watch.text_area(
     "Note about this video",
     key=note_key,
+    help="Saved when you leave the box or press Ctrl+Enter.",
     on_change=lambda: store.set_mark(
         video_id, "note", st.session_state[note_key], annotator=annotator
     ),

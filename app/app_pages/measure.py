@@ -44,7 +44,13 @@ if st.button("Measure new and changed videos", key="measure_run", type="primary"
 failures = store.measurement_failures()
 if failures:
     st.subheader("Videos that could not be measured")
-    st.dataframe(pd.DataFrame(failures, columns=["video", "reason"]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [(video, reason, str(workspace.video_path(video))) for video, reason in failures],
+            columns=["video", "reason", "file"],
+        ),
+        hide_index=True,
+    )
 
 measurements = store.measurements()
 in_force = {factor: (rule, values) for factor, _s, rule, values, _at in store.thresholds()}

@@ -1,6 +1,8 @@
 """Review: every video × factor at a glance, filters, agreement between annotators, and
 adjudication (a consensus value recorded with source ``consensus``)."""
 
+import math
+
 import pandas as pd
 import streamlit as st
 from app_state import current_workspace
@@ -51,8 +53,10 @@ rows = [
     {
         "factor": a.factor,
         "statistic": a.statistic.replace("_", " "),
-        "kappa": a.kappa,
-        "observed agreement": a.observed_agreement,
+        "kappa": a.kappa_text,
+        "observed agreement": (
+            "—" if math.isnan(a.observed_agreement) else f"{a.observed_agreement:.3f}"
+        ),
         "videos": a.videos,
         "annotators": ", ".join(a.annotators),
     }

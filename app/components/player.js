@@ -7,11 +7,12 @@
 // pressed. Resending the whole list, rather than one trigger per key, is what makes keys
 // impossible to lose or misapply: Streamlit folds a rerun request into a pending one (an older
 // trigger is dropped) and can replay a run's triggers into a later run (where the focus may
-// have moved). Python handles each (page, seq) once. The factor focus lives here, so a value
-// key always lands on the factor the annotator had focused; Python reads it as state "focus"
-// to draw the marker.
+// have moved). Python handles each (page, seq) once. The factor focus lives here (and in the
+// tab's sessionStorage, so a reload keeps it), so a value key always lands on the factor the
+// annotator had focused; Python reads it as state "focus" to draw the marker.
 const SPEEDS = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4];
 const SPEED_KEY = "vadscene.playbackRate";
+const FOCUS_KEY = "vadscene.focus"; // per tab (sessionStorage): a reload keeps the factor
 const FOCUS_KEYS = { ArrowUp: -1, k: -1, ArrowDown: 1, j: 1 };
 const PANEL_KEYS = {
   a: "ambiguous", n: "next_video", p: "previous_video", i: "next_incomplete",
@@ -61,7 +62,7 @@ export default function (component) {
     page: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`,
     seq: 0,
     pending: [],
-    focus: null,
+    focus: window.sessionStorage.getItem(FOCUS_KEY),
   });
   state.setState = setStateValue;
   state.root = root;
@@ -73,7 +74,7 @@ export default function (component) {
   if (acked.page === state.page) state.pending = state.pending.filter((e) => e.seq > acked.seq);
   if (!state.factors.includes(state.focus)) state.focus = state.factors[0] || null;
   if (!built && state.focus !== state.factors[0]) {
-    // Remounted after a visit to another page: Python's focus state was dropped meanwhile.
+    // After a reload, or back from another page: Python starts at the first factor.
     setStateValue("focus", state.focus);
   }
   if (video.dataset.src !== data.src) {
@@ -137,6 +138,7 @@ export default function (component) {
         const count = player.factors.length;
         const index = player.factors.indexOf(player.focus);
         player.focus = player.factors[(index + FOCUS_KEYS[event.key] + count) % count];
+        window.sessionStorage.setItem(FOCUS_KEY, player.focus);
         player.setState("focus", player.focus);
       } else if (/^[1-9]$/.test(event.key)) {
         message = { action: "value", number: Number(event.key) };
