@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -11,6 +16,8 @@ import numpy as np
 import pytest
 from helpers import realdata_dir, write_video
 
+from vadscene import reliability
+from vadscene.cli import run
 from vadscene.errors import VadsceneError, WorkspaceError
 from vadscene.proxies import (
     BROWSER_PLAYABLE,
@@ -20,6 +27,7 @@ from vadscene.proxies import (
     needs_proxy,
     playable_path,
     proxy_path,
+    unplayable_reason,
 )
 from vadscene.records import VideoInfo
 from vadscene.video import probe_video
@@ -27,6 +35,17 @@ from vadscene.workspace import Workspace
 
 AVI = "Abuse001_x264.avi"  # mpeg4 (MPEG-4 Part 2) in AVI: needs a proxy
 MP4 = "Arson002_x264.mp4"  # H.264 in MP4: played as it is
+
+AVI_REASON = "mpeg4 in .avi: browsers play only H.264 in .mp4, VP8 or VP9 in .webm"
+NOT_420_8BIT = ": browsers play only 8-bit 4:2:0"
+BROWSER_SAFE_PROFILES = {"Constrained Baseline", "Baseline", "Main", "High"}
+"""What Media Foundation's H.264 decoder documents (Baseline, Main, High), written out here."""
+
+X264_FORMATS = {f.name for f in av.Codec("libx264", "w").video_formats}
+needs_10bit_x264 = pytest.mark.skipif(
+    "yuv420p10le" not in X264_FORMATS,
+    reason="the libx264 bundled with this PyAV cannot encode 10-bit (yuv420p10le)",
+)
 
 
 def info(path: str | None, codec: str) -> VideoInfo:
@@ -74,6 +93,28 @@ def corrupt_after(path: Path, good_frames: int) -> Path:
 def leftovers(directory: Path) -> list[str]:
     """Temporary files left in a proxy folder."""
     return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+def write_clip(
+    path: Path,
+    pix_fmt: str,
+    *,
+    codec: str = "libx264",
+    frames: int = 12,
+    options: dict[str, str] | None = None,
+) -> Path:
+    """A clip encoded in ``pix_fmt`` with encoder ``options``: the stream formats browsers do
+    not all decode."""
+    return reliability.write_clip(
+        path, frames=frames, codec=codec, pix_fmt=pix_fmt, encoder_options=options
+    )
+
+
+def stream_format(path: Path) -> tuple[str, str, str | None]:
+    """(codec, decoded pixel format, profile) of the first video stream, as FFmpeg reports."""
+    with av.open(str(path)) as container:
+        context = container.streams.video[0].codec_context
+        return context.name, context.format.name, context.profile
 
 
 @pytest.fixture
@@ -133,10 +174,96 @@ def test_browser_playable_is_lower_case_suffix_and_codec_pairs() -> None:
         assert av.Codec(codec, "r").canonical_name == codec
 
 
-def test_needs_proxy_on_scanned_videos(workspace: Workspace) -> None:
+def test_needs_proxy_on_scanned_videos(workspace: Workspace, videos: Path) -> None:
     assert registered(workspace, "Abuse001_x264").codec == "mpeg4"
     assert needs_proxy(registered(workspace, "Abuse001_x264"))
     assert not needs_proxy(registered(workspace, "Arson002_x264"))
+    assert unplayable_reason(registered(workspace, "Abuse001_x264"), videos) == AVI_REASON
+    assert unplayable_reason(registered(workspace, "Arson002_x264"), videos) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "codec", "reason"),
+    [
+        ("a.avi", "mpeg4", AVI_REASON),
+        ("a.AVI", "h264", "h264 in .avi: browsers play only H.264 in .mp4, VP8 or VP9 in .webm"),
+        ("a.mp4", "hevc", "hevc in .mp4: browsers play only H.264 in .mp4, VP8 or VP9 in .webm"),
+        (
+            "a",
+            "h264",
+            "h264 in a file without a suffix: browsers play only H.264 in .mp4, "
+            "VP8 or VP9 in .webm",
+        ),
+    ],
+)
+def test_unplayable_reason_names_the_container_and_codec(
+    path: str, codec: str, reason: str
+) -> None:
+    assert unplayable_reason(info(path, codec)) == reason
+
+
+@pytest.mark.parametrize(
+    ("pix_fmt", "options", "profile", "reason"),
+    [
+        ("yuv420p", {}, "High", None),
+        ("yuvj420p", {}, "High", None),  # full-range 8-bit 4:2:0 (cameras): browsers play it
+        ("yuv444p", {}, "High 4:4:4 Predictive", "H.264 yuv444p" + NOT_420_8BIT),
+        ("yuv422p", {}, "High 4:2:2", "H.264 yuv422p" + NOT_420_8BIT),
+        pytest.param(
+            "yuv420p10le",
+            {},
+            "High 10",
+            "H.264 yuv420p10le" + NOT_420_8BIT,
+            marks=needs_10bit_x264,
+        ),
+        (  # x264's lossless mode: 8-bit 4:2:0 pixels, but a profile above High
+            "yuv420p",
+            {"qp": "0"},
+            "High 4:4:4 Predictive",
+            "H.264 High 4:4:4 Predictive profile: browsers play only Baseline, Main and High",
+        ),
+    ],
+)
+def test_h264_mp4_needs_a_proxy_unless_8bit_420_and_at_most_high_profile(
+    tmp_path: Path, pix_fmt: str, options: dict[str, str], profile: str, reason: str | None
+) -> None:
+    write_clip(tmp_path / "clip.mp4", pix_fmt, options=options)
+    # the file is what the case says it is
+    assert stream_format(tmp_path / "clip.mp4") == ("h264", pix_fmt, profile)
+    video = info("clip.mp4", "h264")
+
+    assert unplayable_reason(video, tmp_path) == reason
+    assert needs_proxy(video, tmp_path) is (reason is not None)
+    assert not needs_proxy(video)  # without the folder only the (.mp4, h264) pair is judged
+
+
+def test_vp9_webm_needs_a_proxy_unless_8bit_420(tmp_path: Path) -> None:
+    write_clip(tmp_path / "profile0.webm", "yuv420p", codec="libvpx-vp9")
+    write_clip(tmp_path / "profile1.webm", "yuv444p", codec="libvpx-vp9")
+    assert stream_format(tmp_path / "profile0.webm") == ("vp9", "yuv420p", "Profile 0")
+    assert stream_format(tmp_path / "profile1.webm") == ("vp9", "yuv444p", "Profile 1")
+
+    assert unplayable_reason(info("profile0.webm", "vp9"), tmp_path) is None
+    assert unplayable_reason(info("profile1.webm", "vp9"), tmp_path) == "VP9 yuv444p" + NOT_420_8BIT
+
+
+def test_unreadable_file_is_judged_by_container_and_codec(tmp_path: Path) -> None:
+    (tmp_path / "notes.mp4").write_text("not a video")
+    # nothing to look at: the pair decides (a missing file has nothing to serve anyway)
+    assert unplayable_reason(info("absent.mp4", "h264"), tmp_path) is None
+    assert unplayable_reason(info("notes.mp4", "h264"), tmp_path) is None
+    assert unplayable_reason(info("absent.avi", "mpeg4"), tmp_path) == (
+        "mpeg4 in .avi: browsers play only H.264 in .mp4, VP8 or VP9 in .webm"
+    )
+
+
+def test_a_file_replaced_in_place_is_judged_again(tmp_path: Path) -> None:
+    video = info("clip.mp4", "h264")
+    write_clip(tmp_path / "clip.mp4", "yuv420p")
+    assert unplayable_reason(video, tmp_path) is None
+    write_clip(tmp_path / "clip.mp4", "yuv444p", frames=13)
+
+    assert unplayable_reason(video, tmp_path) == "H.264 yuv444p" + NOT_420_8BIT
 
 
 def test_proxy_path_is_keyed_by_fingerprint(workspace: Workspace) -> None:
@@ -159,6 +286,8 @@ def test_build_makes_one_matching_proxy(workspace: Workspace, videos: Path) -> N
 
     assert report.made == ["Abuse001_x264"]
     assert (report.reused, report.failed, report.not_needed, report.removed) == ([], [], 1, 0)
+    assert report.unplayable == {"Abuse001_x264": AVI_REASON}
+    assert report.removed_temporaries == []
     assert seen == [(0, 1, "Abuse001_x264"), (1, 1, "")]
     proxy = proxy_path(workspace, avi)
     assert sorted(proxy.parent.iterdir()) == [proxy]
@@ -194,8 +323,8 @@ def test_changed_source_gets_a_new_proxy_and_the_stale_one_goes(
     proxy_dir = old.parent
     unrelated = proxy_dir / f"Unregistered001-{'a' * 32}.mp4"  # not ours to judge: kept
     unrelated.write_bytes(b"")
-    in_progress = proxy_dir / f".{old.name}.x1y2.tmp"  # another run's temporary file: kept
-    in_progress.write_bytes(b"")
+    not_ours = proxy_dir / f".{old.name}.x1y2.tmp"  # not named as our temporaries: kept
+    not_ours.write_bytes(b"")
 
     write_video(videos / AVI, "mpeg4", frames=40, width=66, height=50)
     assert workspace.scan().updated == ["Abuse001_x264"]
@@ -205,7 +334,7 @@ def test_changed_source_gets_a_new_proxy_and_the_stale_one_goes(
     assert new != old
     assert (report.made, report.removed) == (["Abuse001_x264"], 1)
     assert not old.exists()
-    assert sorted(proxy_dir.iterdir()) == sorted([new, unrelated, in_progress])
+    assert sorted(proxy_dir.iterdir()) == sorted([new, unrelated, not_ours])
     assert probe_video(new).num_frames == 40
 
 
@@ -224,6 +353,67 @@ def test_proxy_of_a_video_replaced_by_a_playable_file_goes(
     assert not old.exists()
     video = registered(workspace, "Abuse001_x264")
     assert playable_path(workspace, video) == videos / "Abuse001_x264.mp4"
+
+
+def test_h264_mp4s_browsers_cannot_decode_get_a_yuv420p_proxy(
+    workspace: Workspace, videos: Path
+) -> None:
+    sources = {
+        "Explosion008_x264": write_clip(videos / "Explosion008_x264.mp4", "yuv444p"),
+        "Stealing010_x264": write_clip(
+            videos / "Stealing010_x264.mp4", "yuv420p", options={"qp": "0"}
+        ),
+    }
+    reasons = {
+        "Abuse001_x264": AVI_REASON,
+        "Explosion008_x264": "H.264 yuv444p" + NOT_420_8BIT,
+        "Stealing010_x264": (
+            "H.264 High 4:4:4 Predictive profile: browsers play only Baseline, Main and High"
+        ),
+    }
+    if "yuv420p10le" in X264_FORMATS:  # else only the 10-bit case is left out
+        sources["Shooting009_x264"] = write_clip(videos / "Shooting009_x264.mp4", "yuv420p10le")
+        reasons["Shooting009_x264"] = "H.264 yuv420p10le" + NOT_420_8BIT
+    write_clip(videos / "Vandalism011_x264.mp4", "yuvj420p")  # full range 8-bit 4:2:0: fine
+    assert sorted(workspace.scan().added) == sorted([*sources, "Vandalism011_x264"])
+    for video_id in sources:  # the unplayable original is never served
+        assert playable_path(workspace, registered(workspace, video_id)) is None
+    vandalism = registered(workspace, "Vandalism011_x264")
+    assert playable_path(workspace, vandalism) == videos / "Vandalism011_x264.mp4"
+
+    report = build_proxies(workspace)
+
+    assert report.made == sorted(reasons)
+    assert report.unplayable == reasons
+    assert (report.failed, report.not_needed) == ([], 2)  # Arson002 and Vandalism011
+    for video_id, source in sources.items():
+        proxy = proxy_path(workspace, registered(workspace, video_id))
+        assert playable_path(workspace, registered(workspace, video_id)) == proxy
+        codec, pix_fmt, profile = stream_format(proxy)
+        assert (codec, pix_fmt) == ("h264", "yuv420p")
+        assert profile in BROWSER_SAFE_PROFILES
+        source_means, proxy_means = frame_means(source), frame_means(proxy)
+        assert len(proxy_means) == len(source_means) == 12
+        np.testing.assert_allclose(proxy_means, source_means, atol=4)
+    assert playable_path(workspace, vandalism) == videos / "Vandalism011_x264.mp4"
+
+
+def test_proxy_of_a_file_that_cannot_be_read_now_is_kept(
+    tmp_path: Path, workspace: Workspace, videos: Path
+) -> None:
+    write_clip(videos / "Explosion008_x264.mp4", "yuv444p")
+    workspace.scan()
+    assert build_proxies(workspace).made == ["Abuse001_x264", "Explosion008_x264"]
+    proxy = proxy_path(workspace, registered(workspace, "Explosion008_x264"))
+    (videos / "Explosion008_x264.mp4").rename(tmp_path / "away.mp4")  # a folder not mounted
+
+    report = build_proxies(workspace)
+
+    # whether it needs a proxy cannot be told now, so its proxy is not judged stale
+    assert (report.removed, report.made, report.failed) == (0, [], [])
+    assert proxy.is_file()
+    (tmp_path / "away.mp4").rename(videos / "Explosion008_x264.mp4")
+    assert build_proxies(workspace).reused == ["Abuse001_x264", "Explosion008_x264"]
 
 
 def test_corrupt_source_is_reported_and_the_run_goes_on(
@@ -266,6 +456,112 @@ def test_build_needs_video_files(tmp_path: Path) -> None:
         with pytest.raises(WorkspaceError, match="no video files"):
             build_proxies(ws)
         assert playable_path(ws, info("a.mp4", "h264")) is None
+
+
+# --- leftovers of killed runs ---------------------------------------------------------------
+
+TEMPORARY = re.compile(r"^\.(?P<proxy>.+\.mp4)\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp$")
+"""How make_proxy names its temporary file (see its docstring): hidden, the proxy's name, the
+writing process's id and 8 random hex digits."""
+
+PAUSED_CHILD = """
+import sys, time
+from pathlib import Path
+from vadscene.proxies import make_proxy
+
+source, target, paused = map(Path, sys.argv[1:])
+
+def pause(done, total):
+    # Mid-encode: the output file is created with the first packet, which x264's lookahead
+    # delays by some frames; the last frame is still before the flush and the index.
+    if done == total or any(target.parent.glob(f".{target.name}.*.tmp")):
+        paused.touch()
+        time.sleep(600)
+
+make_proxy(source, target, progress=pause)
+"""
+
+
+def ended_process_id() -> int:
+    """The id of a process that has run and been reaped: nothing has that id now."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs SIGKILL")
+def test_temporary_file_of_a_killed_run_is_removed_by_the_next(
+    tmp_path: Path, workspace: Workspace, videos: Path
+) -> None:
+    avi = registered(workspace, "Abuse001_x264")
+    target = proxy_path(workspace, avi)
+    paused = tmp_path / "paused"
+    with (tmp_path / "child.err").open("w") as stderr:
+        child = subprocess.Popen(
+            [sys.executable, "-c", PAUSED_CHILD, str(videos / AVI), str(target), str(paused)],
+            stderr=stderr,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while not paused.exists():
+            assert child.poll() is None, (tmp_path / "child.err").read_text()
+            assert time.monotonic() < deadline, "the proxy subprocess never paused"
+            time.sleep(0.05)
+    finally:
+        child.send_signal(signal.SIGKILL)  # the way an OOM kill or a power cut ends a run
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    [left] = leftovers(target.parent)
+    match = TEMPORARY.match(left)
+    assert match is not None, left
+    assert (match["proxy"], int(match["pid"])) == (target.name, child.pid)
+    assert not target.exists()
+
+    report = build_proxies(workspace)
+
+    assert report.removed_temporaries == [left]
+    assert report.made == ["Abuse001_x264"]
+    assert sorted(target.parent.iterdir()) == [target]
+    probe = probe_video(target)
+    assert (probe.codec, probe.num_frames) == ("h264", 30)
+    assert stream_format(target)[1] == "yuv420p"
+
+
+def test_only_temporaries_of_ended_processes_named_as_ours_are_removed(
+    tmp_path: Path, workspace: Workspace
+) -> None:
+    build_proxies(workspace)
+    proxy = proxy_path(workspace, registered(workspace, "Abuse001_x264"))
+    mtime = proxy.stat().st_mtime_ns
+    folder = proxy.parent
+    ended = ended_process_id()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        stale = [  # as killed runs leave them: the writing process is gone
+            f".{proxy.name}.{ended}-0123abcd.tmp",
+            f".Fighting004_x264-{'c' * 32}.mp4.{ended}-89abcdef.tmp",  # an unregistered video's
+        ]
+        kept = [
+            f".{proxy.name}.{running.pid}-0123abcd.tmp",  # a run writing it right now
+            f".{proxy.name}.x1y2.tmp",  # not named as ours
+            f".notes.mp4.{ended}-0123abcd.tmp",  # not a proxy's name inside
+            f"{proxy.name}.{ended}-0123abcd.tmp",  # not hidden
+            f".{proxy.name}.{ended}-0123abcd.tmp.mp4",
+            # a finished proxy (of an unregistered id) whose name holds a temporary's
+            f".{proxy.name}.{ended}-0123abcd-{'d' * 32}.mp4",
+        ]
+        for name in stale + kept:
+            (folder / name).write_bytes(b"partial")
+
+        report = build_proxies(workspace)
+
+        assert report.removed_temporaries == sorted(stale)
+        assert (report.reused, report.removed) == (["Abuse001_x264"], 0)
+        assert sorted(p.name for p in folder.iterdir()) == sorted([proxy.name, *kept])
+        assert proxy.stat().st_mtime_ns == mtime  # the finished proxy is untouched
+    finally:
+        running.kill()
+        running.wait()
 
 
 # --- make_proxy -----------------------------------------------------------------------------
@@ -389,3 +685,20 @@ def test_real_avi_proxy_keeps_its_341_frames(tmp_path: Path) -> None:
     assert probe.codec == "h264"
     assert (probe.num_frames, probe.fps) == (341, 25.0)  # the AVI's "drop" chunks are not frames
     assert (probe.width, probe.height) == (426, 240)
+
+
+def test_the_command_says_why_each_proxy_was_made_and_what_it_cleaned_up(
+    workspace: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = workspace.cache_dir / "proxies"
+    folder.mkdir(parents=True, exist_ok=True)
+    proxy = proxy_path(workspace, registered(workspace, "Abuse001_x264"))
+    stale = f".{proxy.name}.{ended_process_id()}-0123abcd.tmp"
+    (folder / stale).write_bytes(b"partial")
+
+    assert run(["proxies", str(workspace.root)]) == 0
+
+    printed = capsys.readouterr().out
+    assert "made Abuse001_x264: mpeg4 in .avi: browsers play only H.264 in .mp4" in printed
+    assert f"removed {stale}, left by an interrupted run" in printed
+    assert "proxies: 1 made, 0 reused, 1 videos play as they are, 0 failed" in printed

@@ -24,6 +24,7 @@ from helpers import write_video
 from starlette.applications import Starlette
 
 from vadscene.proxies import BROWSER_PLAYABLE, build_proxies, proxy_path
+from vadscene.reliability import write_clip
 from vadscene.serving import (
     CACHE_CONTROL,
     CHUNK_SIZE,
@@ -427,6 +428,7 @@ def test_unplayable_video_needs_a_proxy(
 
     reply = own_server.get(video_url("Arson002_x264"))
     assert reply.status == 404
+    assert b"(mpeg4 in .avi: browsers play only H.264 in .mp4" in reply.body
     assert b"run `vadscene proxies" in reply.body
     assert reply.headers["cache-control"] == "no-store"  # the browser asks again later
 
@@ -439,6 +441,18 @@ def test_unplayable_video_needs_a_proxy(
     ranged = own_server.get(video_url("Arson002_x264"), {"Range": "bytes=-100"})
     assert ranged.status == 206
     assert ranged.body == proxy.read_bytes()[-100:]
+
+
+def test_an_mp4_in_a_pixel_format_browsers_cannot_decode_needs_a_proxy(
+    small_workspace: Workspace, small_videos: Path, own_server: Server
+) -> None:
+    write_clip(small_videos / "Arson002_x264.mp4", frames=20, pix_fmt="yuv444p")
+    assert small_workspace.scan().updated == ["Arson002_x264"]
+    reply = own_server.get(video_url("Arson002_x264"))
+    assert reply.status == 404
+    assert b"(H.264 yuv444p: browsers play only 8-bit 4:2:0)" in reply.body
+    assert build_proxies(small_workspace).made == ["Arson002_x264"]
+    assert own_server.get(video_url("Arson002_x264")).status == 200
 
 
 def test_missing_original_is_404(

@@ -372,6 +372,10 @@ def proxies(workspace: WorkspaceArg) -> None:
 
     with Workspace.open(workspace) as ws, _progress("Making proxies") as update:
         report = build_proxies(ws, progress=update)
+    for video_id in report.made:
+        out.print(f"  made {video_id}: {report.unplayable.get(video_id, '')}", markup=False)
+    for path in report.removed_temporaries:
+        out.print(f"  removed {path}, left by an interrupted run", markup=False)
     out.print(
         f"proxies: {len(report.made)} made, {len(report.reused)} reused, "
         f"{report.not_needed} videos play as they are, {len(report.failed)} failed"

@@ -149,18 +149,21 @@ def write_clip(
     fps: int = 25,
     width: int = 64,
     height: int = 48,
+    pix_fmt: str = "yuv420p",
+    encoder_options: dict[str, str] | None = None,
 ) -> Path:
     """A tiny real clip (a moving bar on a changing background), the kind of video the
     workspace tests use; ``faststart`` writes an MP4's index (moov) before the frames."""
     path.parent.mkdir(parents=True, exist_ok=True)
     options = {"movflags": "faststart"} if faststart else {}
     with av.open(str(path), "w", options=options) as container:
-        stream = container.add_stream(codec, rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream = container.add_stream(codec, rate=fps, options=encoder_options or {})
+        stream.width, stream.height, stream.pix_fmt = width, height, pix_fmt
         for i in range(frames):
             image = np.full((height, width, 3), (i * 9) % 256, dtype=np.uint8)
             image[:, (i * 3) % width] = 255
-            container.mux(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format=pix_fmt)
+            container.mux(stream.encode(frame))
         container.mux(stream.encode())
     return path
 

@@ -27,7 +27,7 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from vadscene.errors import StoreError, VadsceneError
-from vadscene.proxies import needs_proxy, playable_path
+from vadscene.proxies import playable_path, unplayable_reason
 from vadscene.records import VideoInfo
 from vadscene.workspace import Workspace
 
@@ -202,10 +202,11 @@ def _unplayable_reason(workspace: Workspace, video: VideoInfo) -> str:
     """Why a registered video has no file to play, and what to run about it."""
     if workspace.video_root is None or video.path is None:
         return f"video '{video.video_id}': this workspace has no video files"
-    if needs_proxy(video):
+    reason = unplayable_reason(video, workspace.video_root)
+    if reason is not None:
         return (
-            f"video '{video.video_id}': browsers cannot play {video.path} and it has no "
-            f"proxy yet; run `vadscene proxies {workspace.root}`"
+            f"video '{video.video_id}': browsers cannot play {video.path} ({reason}) and it "
+            f"has no proxy yet; run `vadscene proxies {workspace.root}`"
         )
     return (
         f"video '{video.video_id}': {video.path} is missing from the video folder; "
