@@ -572,6 +572,17 @@ def test_scores_non_finite(small_gt: GroundTruth, tmp_path: Path, bad: float) ->
         load_scores(tmp_path / "c.npy", small_gt, name="m")
 
 
+@pytest.mark.parametrize("blank", [None, "", "  "])
+def test_scores_rows_without_a_video_name(
+    small_gt: GroundTruth, tmp_path: Path, blank: str | None
+) -> None:
+    table = score_table(random_scores(small_gt), frame=True)
+    table.iloc[4, table.columns.get_loc("video")] = blank  # data row 5
+    table.to_csv(tmp_path / "s.csv", index=False)
+    with raises(["s.csv", "1 rows have no video name (the first is data row 5)"]):
+        load_scores(tmp_path / "s.csv", small_gt, name="m")
+
+
 def test_scores_unknown_and_missing_videos(small_gt: GroundTruth, tmp_path: Path) -> None:
     per_video = random_scores(small_gt)
     del per_video["Normal_Videos_003_x264"]

@@ -51,41 +51,43 @@ snippet_repeat = left.number_input("Snippet repeat", 1, 64, 1, key="audit_snippe
 bootstrap = middle.number_input("Bootstrap replicates", 0, 10_000, 1000, 100, key="audit_bootstrap")
 seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="audit_seed")
 
+
+def _run(folder: Path) -> None:
+    """One audit run; uploads are saved into this run's own ``folder``."""
+    specs = [spec for path in chosen_lists for spec in read_model_list(path)]
+    specs += [parse_scores_argument(line.strip()) for line in extra.splitlines() if line.strip()]
+    for upload in uploads or []:
+        saved = folder / Path(upload.name).name
+        saved.write_bytes(upload.getvalue())
+        specs.append((saved.stem, saved, None))
+    truth, models, scene = gather_inputs(
+        ground_truth=ground_truth or None,
+        models=specs,
+        snippet_repeat=int(snippet_repeat),
+        workspace=workspace.root,
+    )
+    st.session_state["audit_result"] = run_audit(
+        truth,
+        models,
+        scene,
+        n_bootstrap=int(bootstrap),
+        seed=int(seed),
+        progress=lambda step, done, total: bar.progress(
+            done / total if total else 1.0, text=f"{step}: {done}/{total}"
+        ),
+    )
+
+
 if st.button("Run audit", type="primary", key="audit_run"):
     bar = st.progress(0.0, text="Loading scores…")
-    try:
-        specs = [spec for path in chosen_lists for spec in read_model_list(path)]
-        specs += [
-            parse_scores_argument(line.strip()) for line in extra.splitlines() if line.strip()
-        ]
-        upload_dir = workspace.cache_dir / "uploads"
-        upload_dir.mkdir(parents=True, exist_ok=True)
-        for upload in uploads or []:
-            saved = upload_dir / Path(upload.name).name
-            saved.write_bytes(upload.getvalue())
-            specs.append((saved.stem, saved, None))
-        truth, models, scene = gather_inputs(
-            ground_truth=ground_truth or None,
-            models=specs,
-            snippet_repeat=int(snippet_repeat),
-            workspace=workspace.root,
-        )
-        result = run_audit(
-            truth,
-            models,
-            scene,
-            n_bootstrap=int(bootstrap),
-            seed=int(seed),
-            progress=lambda step, done, total: bar.progress(
-                done / total if total else 1.0, text=f"{step}: {done}/{total}"
-            ),
-        )
-    except VadsceneError as exc:
-        bar.empty()
-        st.error(str(exc))
-    else:
-        bar.empty()
-        st.session_state["audit_result"] = result
+    # Each run its own folder: two people uploading files of the same name never mix.
+    with tempfile.TemporaryDirectory(prefix="vadscene-uploads-") as uploaded:
+        try:
+            _run(Path(uploaded))
+        except VadsceneError as exc:
+            st.session_state.pop("audit_result", None)  # no stale results under the error
+            st.error(str(exc).replace(f"{uploaded}/", "uploaded "))
+    bar.empty()
 
 result = st.session_state.get("audit_result")
 if result is None:

@@ -874,7 +874,14 @@ def _group_rows(
 
     When ``indexed_by`` names a column, each video's values in it must be exactly 0..m-1.
     """
-    raw_codes, raw_names = pd.factorize(table["video"].astype(str), sort=False)
+    names = table["video"].astype(str)
+    blank = (table["video"].isna() | (names.str.strip() == "")).to_numpy()
+    if blank.any():
+        raise AuditInputError(
+            f"{path}: {int(blank.sum())} rows have no video name (the first is data row "
+            f"{int(np.flatnonzero(blank)[0]) + 1}); every row needs one"
+        )
+    raw_codes, raw_names = pd.factorize(names, sort=False)
     raw_ids = pd.Series([video_id_from_entry(name) for name in raw_names])
     if raw_ids.duplicated().any():
         video = raw_ids[raw_ids.duplicated()].iloc[0]
