@@ -228,3 +228,72 @@ def test_paths_outside_the_workspace_are_refused(served: tuple[str, Path], attem
     # answered by Streamlit's page fallback: never a file.
     assert status in (400, 404) or (status == 200 and kind.startswith("text/html")), status
     assert b"root:" not in body and b"dataset:" not in body
+
+
+def _stored_note(root: Path, annotator: str) -> str | None:
+    """The current note of VIDEO by ``annotator`` in the store (the last mark of that kind)."""
+    with sqlite3.connect(root / "annotations.db") as db:
+        row = db.execute(
+            "SELECT value FROM marks WHERE mark_id = (SELECT MAX(mark_id) FROM marks "
+            "WHERE video_id = ? AND annotator = ? AND kind = 'note')",
+            (VIDEO, annotator),
+        ).fetchone()
+    return row[0] if row else None
+
+
+def _decision_count(root: Path) -> int:
+    with sqlite3.connect(root / "annotations.db") as db:
+        return db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0]
+
+
+def test_a_typed_note_survives_a_reload_and_saves_while_typing(
+    served: tuple[str, Path],
+) -> None:
+    """A note is saved while it is typed (no blur, no Ctrl+Enter): typed and reloaded at once,
+    it is restored from the browser's draft and saved; keys typed in the box decide nothing."""
+    url, root = served
+    with chromium_page(1400, 1000) as page:
+        page.goto(f"{url}/?annotator=notes&video={VIDEO}")
+        box = page.get_by_role("textbox", name="Note about this video")
+        box.wait_for(timeout=30_000)
+        page.wait_for_function("() => window.__vadscenePlayer && window.__vadscenePlayer.setState")
+        drafts = "() => Object.keys(localStorage).filter(k => k.startsWith('vadscene.note:'))"
+
+        first = "typed, then reloaded at once"
+        box.click()
+        page.keyboard.type(first)
+        page.reload()
+        box.wait_for(timeout=30_000)
+        try:
+            _wait_for(lambda: _stored_note(root, "notes") == first, 30)
+        except AssertionError:
+            page.screenshot(path=str(ARTIFACTS / "note-after-reload-failed.png"))
+            raise AssertionError(f"the store holds {_stored_note(root, 'notes')!r}") from None
+        _wait_for(lambda: box.input_value() == first, 30)
+        page.get_by_text("saved", exact=True).wait_for(timeout=30_000)
+        _wait_for(lambda: page.evaluate(drafts) == [], 30)  # the draft goes once it landed
+
+        # Autosave: typed without leaving the box, the note reaches the store.
+        decisions = _decision_count(root)
+        box.click()
+        page.keyboard.press("End")
+        page.keyboard.type(" and autosaved")
+        _wait_for(lambda: _stored_note(root, "notes") == f"{first} and autosaved", 30)
+        assert page.evaluate("() => document.activeElement.tagName") == "TEXTAREA"
+
+        # Keys of the page's keyboard map, typed in the box, are text: no decision, no flag,
+        # no navigation.
+        page.keyboard.type(" 2 a 1 n u f")
+        expected = f"{first} and autosaved 2 a 1 n u f"
+        _wait_for(lambda: _stored_note(root, "notes") == expected, 30)
+        assert box.input_value() == expected
+        page.get_by_text("saved", exact=True).wait_for(timeout=30_000)
+        assert _decision_count(root) == decisions
+        assert _current(root, "notes") == {}
+        assert f"video={VIDEO}" in page.evaluate("() => location.href")
+        with sqlite3.connect(root / "annotations.db") as db:
+            kinds = db.execute(
+                "SELECT DISTINCT kind FROM marks WHERE annotator = 'notes'"
+            ).fetchall()
+        assert kinds == [("note",)]
+        page.screenshot(path=str(ARTIFACTS / "annotate-note.png"))

@@ -1,10 +1,9 @@
 """Annotate: watch a video and decide its scene factors — every decision is committed to the
 store before the page confirms it."""
 
-import hashlib
-
 import streamlit as st
 from app_state import current_workspace
+from components.note import note_box, typed_note
 from components.player import KEY_HELP, video_player
 from components.remember import remembered_annotator
 
@@ -183,11 +182,8 @@ for index, state in enumerate(states):
 
 marks = store.marks(video_id=video_id).get((video_id, annotator), {"flag": False, "note": None})
 # Keyed by the stored value, like the factor widgets (see FactorState): a stale browser value
-# of the flag or the note cannot undo a change made since.
-note_digest = hashlib.blake2b((marks["note"] or "").encode(), digest_size=6).hexdigest()
-note_key = f"annotate_note_{video_id}_{note_digest}"
+# of the flag cannot undo a change made since.
 flag_key = f"annotate_flag_{video_id}_{int(bool(marks['flag']))}"
-st.session_state[note_key] = marks["note"] or ""
 st.session_state[flag_key] = bool(marks["flag"])
 watch.toggle(
     "Flag for review (f)",
@@ -196,14 +192,39 @@ watch.toggle(
         video_id, "flag", st.session_state[flag_key], annotator=annotator
     ),
 )
-watch.text_area(
-    "Note about this video",
-    key=note_key,
-    help="Saved when you leave the box or press Ctrl+Enter.",
-    on_change=lambda: store.set_mark(
-        video_id, "note", st.session_state[note_key], annotator=annotator
-    ),
-)
+NOTE_KEY = "annotate_note"
+
+
+def _save_note() -> None:
+    """The note box sent a save (see note.js): store it under the video and annotator it names —
+    those on screen when it was typed — unless the store already holds that text. Runs as the
+    box's callback, before the page, so the page shows the note as stored and the box can drop
+    its draft; a save is handled once, so a stale one cannot undo a change made since."""
+    typed = typed_note(NOTE_KEY)
+    if typed is None:
+        return
+    video, name, text = typed.get("video"), typed.get("annotator"), typed.get("text")
+    if video not in videos or not isinstance(name, str) or not isinstance(text, str):
+        return
+    current = store.marks(video_id=video).get((video, name), {}).get("note")
+    if text != (current or ""):
+        try:
+            store.set_mark(video, "note", text, annotator=name)  # "" clears the note
+        except VadsceneError as exc:
+            st.error(str(exc))
+            return
+    st.session_state.annotate_note_ack = {"id": typed.get("id"), "seq": typed.get("seq")}
+
+
+with watch:
+    note_box(
+        video=video_id,
+        annotator=annotator,
+        note=marks["note"],
+        ack=st.session_state.get("annotate_note_ack"),
+        key=NOTE_KEY,
+        on_change=_save_note,
+    )
 
 # --- navigation, progress, keys ---------------------------------------------------------------
 left, middle, right = st.sidebar.columns(3)
