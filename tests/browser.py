@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +52,31 @@ def chromium_page(width: int = 1300, height: int = 1000) -> Iterator[object]:
             yield browser.new_page(viewport={"width": width, "height": height})
         finally:
             browser.close()
+
+
+@contextmanager
+def served_app(root: Path, log_path: Path) -> Iterator[str]:
+    """``vadscene app ROOT`` on a free port, its output in ``log_path``; yields its URL once
+    Streamlit answers its health check, and stops it afterwards."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-c", "from vadscene.cli import main; main()", "app", str(root)]
+    with log_path.open("wb") as log:
+        server = subprocess.Popen([*command, "--port", str(port)], stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the app did not start: {log_path.read_text()[-2000:]}")
+                time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

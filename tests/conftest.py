@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import require_chromium, served_app
 from helpers import write_video
 
 from vadscene.catalogue import Catalogue, load_catalogue
+from vadscene.demo import build_demo_workspace
 from vadscene.reliability import annotate_example
 from vadscene.workspace import Workspace
 
@@ -66,3 +69,14 @@ def annotated(small_workspace: Workspace) -> Workspace:
     """
     annotate_example(small_workspace.store, full=True)
     return small_workspace
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """`vadscene app` serving a fresh demo workspace, for one test module's browser tests:
+    (url, workspace root)."""
+    require_chromium()
+    base = tmp_path_factory.mktemp("served")
+    build_demo_workspace(base / "demo").close()
+    with served_app(base / "demo", base / "server.log") as url:
+        yield url, base / "demo"

@@ -9,77 +9,21 @@ from __future__ import annotations
 
 import csv
 import io
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from browser import chromium_page, require_chromium
+from browser import chromium_page
 from helpers import ARTIFACTS
 from sklearn.metrics import roc_auc_score
 
-from vadscene.demo import build_demo_workspace, load_demo_manifest
+from vadscene.demo import load_demo_manifest
 
 TIMEOUT = 60_000  # ms; machines running the suite are loaded
 CSV_MODEL = "uploaded_localizer"  # the file's stem is the model name on the page
 PARQUET_MODEL = "uploaded_constant"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """`vadscene app` serving a fresh demo workspace: (url, workspace root)."""
-    require_chromium()
-    base = tmp_path_factory.mktemp("audit-upload")
-    root = base / "demo"
-    build_demo_workspace(root).close()
-    port = _free_port()
-    log_path = base / "server.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from vadscene.cli import main; main()",
-                "app",
-                str(root),
-                "--port",
-                str(port),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            if server.poll() is not None:
-                break
-            time.sleep(0.3)
-    else:
-        server.kill()
-        pytest.fail(f"the app did not start: {log_path.read_text()[-2000:]}")
-    if server.poll() is not None:
-        pytest.fail(f"the app exited: {log_path.read_text()[-2000:]}")
-    yield url, root
-    server.terminate()
-    server.wait(timeout=10)
 
 
 # --- expected values, computed here -------------------------------------------------------
@@ -331,6 +275,8 @@ BAD_UPLOADS = {
         ["blank_video_name.csv", "1 rows have no video name (the first is data row 3031)"],
     ),
 }
+
+
 @pytest.mark.parametrize("name", list(BAD_UPLOADS))
 def test_a_bad_upload_is_one_error_naming_the_file_and_the_page_survives(
     served: tuple[str, Path], tmp_path: Path, name: str

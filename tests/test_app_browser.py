@@ -2,65 +2,17 @@
 
 from __future__ import annotations
 
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser import chromium_page, require_chromium
+from browser import chromium_page
 from helpers import ARTIFACTS
 
-from vadscene.demo import build_demo_workspace
-
 VIDEO = "Arson001_x264"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    require_chromium()
-    root = tmp_path_factory.mktemp("browser") / "demo"
-    build_demo_workspace(root).close()
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from vadscene.cli import main; main()",
-            "app",
-            str(root),
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        server.kill()
-        pytest.fail(f"the app did not start: {server.stdout.read().decode()[-2000:]}")
-    yield url, root
-    server.terminate()
-    server.wait(timeout=10)
 
 
 def _current(root: Path, annotator: str) -> dict[str, str | None]:

@@ -1412,12 +1412,15 @@ def fuzz_release_imports(examples: int) -> FuzzTally:
 # --- concurrent writers -------------------------------------------------------------------
 
 
-def _write_decisions(path: str, annotator: str, catalogue_json: str, count: int) -> None:
-    """One writer process: ``count`` decisions, each note numbering it."""
+def _write_decisions(
+    path: str, annotator: str, catalogue_json: str, count: int | None, acks: Any = None
+) -> None:
+    """One writer process: ``count`` decisions (None: until killed), each note numbering it;
+    with ``acks`` (a pipe end), each decision's number is sent once it is committed."""
     catalogue = Catalogue.model_validate_json(catalogue_json)
     factors = [f for f in catalogue.factors if f.source == "manual"]
     with AnnotationStore(path, catalogue) as store:
-        for i in range(count):
+        for i in range(count) if count is not None else itertools.count():
             factor = factors[i % len(factors)]
             store.record_decision(
                 (GOOD, NORMAL)[i % 2],
@@ -1426,6 +1429,8 @@ def _write_decisions(path: str, annotator: str, catalogue_json: str, count: int)
                 annotator=annotator,
                 note=f"{annotator}-{i}",
             )
+            if acks is not None:
+                acks.send(i)
 
 
 def concurrent_writers_check(decisions_per_writer: int) -> int:
@@ -1462,23 +1467,6 @@ def concurrent_writers_check(decisions_per_writer: int) -> int:
     return intact
 
 
-def _write_until_killed(path: str, annotator: str, catalogue_json: str, acks: Any) -> None:
-    """A writer that never stops: each decision is acknowledged on ``acks`` once committed."""
-    catalogue = Catalogue.model_validate_json(catalogue_json)
-    factors = [f for f in catalogue.factors if f.source == "manual"]
-    with AnnotationStore(path, catalogue) as store:
-        for i in itertools.count():
-            factor = factors[i % len(factors)]
-            store.record_decision(
-                (GOOD, NORMAL)[i % 2],
-                factor.key,
-                factor.values[i % 2],
-                annotator=annotator,
-                note=f"{annotator}-{i}",
-            )
-            acks.send(i)
-
-
 def crash_check(kills: int) -> tuple[int, int]:
     """SIGKILL a writer process mid-stream ``kills`` times, each after a different number of
     acknowledged decisions; returns (decisions acknowledged, of those found after the kill).
@@ -1497,8 +1485,8 @@ def crash_check(kills: int) -> tuple[int, int]:
             annotator = f"crash-{kill}"
             receiving, sending = context.Pipe(duplex=False)
             writer = context.Process(
-                target=_write_until_killed,
-                args=(str(path), annotator, catalogue.model_dump_json(), sending),
+                target=_write_decisions,
+                args=(str(path), annotator, catalogue.model_dump_json(), None, sending),
             )
             writer.start()
             sending.close()
