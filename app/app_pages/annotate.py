@@ -56,7 +56,19 @@ def _go(target: str | None) -> None:
         st.rerun()
 
 
-def _decide(video: str, factor_key: str, value: str | None) -> None:
+def _decide(video: str, factor_key: str, value: str | None, *, by_key: bool = False) -> None:
+    """Record a decision unless the store already holds that value for this annotator.
+
+    Recording nothing new matters: a key can be pressed again or resent after a server restart,
+    and the browser can echo a value the page has just set under the widget's previous key,
+    which Streamlit reports as a change.
+    """
+    current = {d.factor: d for d in store.current_decisions(video_id=video, annotator=annotator)}
+    stored = current.get(factor_key)
+    if value == (stored.value if stored else None):
+        if by_key:  # the annotator pressed it: confirm, as for a new decision
+            _toast_saved(factor_key, value, stored is not None and stored.source == "override")
+        return
     try:
         decision = store.record_decision(video, factor_key, value, annotator=annotator)
     except VadsceneError as exc:
@@ -71,17 +83,6 @@ def _toast_saved(factor_key: str, value: str | None, override: bool) -> None:
         f"Saved {factor_key} = {shown}" + (" (override)" if override else ""),
         icon=":material/check:",
     )
-
-
-def _decide_by_key(video: str, factor_key: str, value: str) -> None:
-    """A key press: pressing the value a factor already has records nothing new, so a key event
-    replayed after a server restart cannot append it twice."""
-    current = store.current_decisions(video_id=video, annotator=annotator)
-    unchanged = [d for d in current if d.factor == factor_key and d.value == value]
-    if unchanged:
-        _toast_saved(factor_key, value, unchanged[0].source == "override")
-    else:
-        _decide(video, factor_key, value)
 
 
 def _handle_key(event: dict) -> str | None:
@@ -99,7 +100,7 @@ def _handle_key(event: dict) -> str | None:
         else:
             value = value_for_number(factor, number) if isinstance(number, int) else None
         if value is not None:
-            _decide_by_key(video, factor.key, value)
+            _decide(video, factor.key, value, by_key=True)
     elif action == "next_video":
         return videos[(where + 1) % len(videos)]
     elif action == "previous_video":
@@ -182,16 +183,19 @@ for index, state in enumerate(states):
 
 marks = store.marks(video_id=video_id).get((video_id, annotator), {"flag": False, "note": None})
 # Keyed by the stored value, like the factor widgets (see FactorState): a stale browser value
-# of the flag cannot undo a change made since.
+# of the flag cannot undo a change made since, and an echo of the new one records nothing.
 flag_key = f"annotate_flag_{video_id}_{int(bool(marks['flag']))}"
 st.session_state[flag_key] = bool(marks["flag"])
-watch.toggle(
-    "Flag for review (f)",
-    key=flag_key,
-    on_change=lambda: store.set_mark(
-        video_id, "flag", st.session_state[flag_key], annotator=annotator
-    ),
-)
+
+
+def _on_flag(widget_key: str) -> None:
+    flagged = bool(store.marks(video_id=video_id).get((video_id, annotator), {}).get("flag"))
+    if st.session_state[widget_key] != flagged:  # not an echo of the stored value (see _decide)
+        store.set_mark(video_id, "flag", st.session_state[widget_key], annotator=annotator)
+
+
+watch.toggle("Flag for review (f)", key=flag_key, on_change=_on_flag, args=(flag_key,))
+
 NOTE_KEY = "annotate_note"
 
 
