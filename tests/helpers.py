@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,3 +91,14 @@ def damage(path: Path, seed: int) -> Path:
     data[start : start + 64] = rng.bytes(len(data[start : start + 64]))
     path.write_bytes(data)
     return path
+
+
+def current_values(root: Path, annotator: str, video: str) -> dict[str, str | None]:
+    """factor → value of one annotator on one video, read from the workspace's SQLite file by
+    a connection of its own (not through the store under test)."""
+    with sqlite3.connect(root / "annotations.db") as db:
+        rows = db.execute(
+            "SELECT factor, value FROM current_decisions WHERE annotator = ? AND video_id = ?",
+            (annotator, video),
+        ).fetchall()
+    return dict(rows)

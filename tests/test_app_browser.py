@@ -10,18 +10,13 @@ from pathlib import Path
 
 import pytest
 from browser import chromium_page
-from helpers import ARTIFACTS
+from helpers import ARTIFACTS, current_values
 
 VIDEO = "Arson001_x264"
 
 
 def _current(root: Path, annotator: str) -> dict[str, str | None]:
-    with sqlite3.connect(root / "annotations.db") as db:
-        rows = db.execute(
-            "SELECT factor, value FROM current_decisions WHERE annotator = ? AND video_id = ?",
-            (annotator, VIDEO),
-        ).fetchall()
-    return dict(rows)
+    return current_values(root, annotator, VIDEO)
 
 
 def _wait_for(condition, timeout: float = 15.0) -> None:

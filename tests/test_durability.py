@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 from browser import chromium_page, require_chromium
-from helpers import ARTIFACTS
+from helpers import ARTIFACTS, current_values
 
 from vadscene.catalogue import AMBIGUOUS, load_catalogue
 from vadscene.demo import build_demo_workspace
@@ -452,15 +452,6 @@ def _key_for(factor: str, value: str) -> str:
     return "a" if value == AMBIGUOUS else str(spec.values.index(value) + 1)
 
 
-def _current_of(root: Path, annotator: str, video: str) -> dict[str, str | None]:
-    with sqlite3.connect(root / "annotations.db") as db:
-        rows = db.execute(
-            "SELECT factor, value FROM current_decisions WHERE annotator = ? AND video_id = ?",
-            (annotator, video),
-        ).fetchall()
-    return dict(rows)
-
-
 def _decide_in_browser(
     page: Any, root: Path, annotator: str, video: str, factor: str, value: str
 ) -> None:
@@ -471,7 +462,7 @@ def _decide_in_browser(
     """
     page.keyboard.press(_key_for(factor, value))
     page.get_by_text(_toast_text(factor, value)).first.wait_for(timeout=ACK_TIMEOUT * 1000)
-    assert _current_of(root, annotator, video).get(factor) == value, "toast before commit"
+    assert current_values(root, annotator, video).get(factor) == value, "toast before commit"
 
 
 def _radio_label(factor: str, value: str) -> str:

@@ -46,11 +46,8 @@ def micro_auroc(
     Equals ``roc_auc_score(y, s, sample_weight=k[video])`` exactly. ``pooled`` passes kᵀUk
     when it is already computed.
     """
-    if pooled is not None:
-        return ratio_or_nan(pooled, (multiplicities @ a) * (multiplicities @ n))
-    return ratio_or_nan(
-        pooled_pair_sums(u, multiplicities), (multiplicities @ a) * (multiplicities @ n)
-    )
+    pooled = pooled_pair_sums(u, multiplicities) if pooled is None else pooled
+    return ratio_or_nan(pooled, (multiplicities @ a) * (multiplicities @ n))
 
 
 def within_auroc(
