@@ -785,22 +785,22 @@ CASES: tuple[BadInputCase, ...] = (
     BadInputCase(
         "init_workspace_path_is_a_file",
         _init_on_a_file,
-        ("{tmp}/taken",),
+        ("{tmp}/taken is a file; a workspace is a folder",),
     ),
     BadInputCase(
         "export_out_is_a_folder",
         _export_into_a_folder,
-        ("{tmp}/releases",),
+        ("{tmp}/releases is a folder; give a file name",),
     ),
     BadInputCase(
         "audit_out_is_a_file",
         _audit_report_on_a_file,
-        ("{tmp}/taken",),
+        ("cannot write the audit report there, {tmp}/taken is a file",),
     ),
     BadInputCase(
         "validate_deeply_nested_json",
         _deep_json,
-        ("{tmp}/deep.json: ",),
+        ("{tmp}/deep.json: JSON nested too deeply to read",),
     ),
     BadInputCase(
         "import_blank_annotator_into_new_folder",
