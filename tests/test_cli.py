@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from vadscene.cli import app, run
+from vadscene.errors import WorkspaceError
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -106,3 +108,37 @@ def test_bad_input_is_one_clear_message_and_exit_code_1(
     assert code == 1
     assert fragment in err
     assert "Traceback" not in err
+
+
+def test_a_missing_dask_extra_names_the_extra(
+    capsys: pytest.CaptureFixture[str], small_workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`distributed` is the optional extra vadscene[dask]; without it --scheduler says so."""
+    monkeypatch.setitem(sys.modules, "distributed", None)  # what `import` sees when absent
+    code, _, err = _cli(
+        capsys, "measure", small_workspace.root, "--scheduler", "tcp://127.0.0.1:8786"
+    )
+    assert code == 1
+    assert err.strip().splitlines() == [
+        "error: --scheduler tcp://127.0.0.1:8786: running on a Dask cluster needs the optional "
+        "package 'distributed'; install it with: pip install 'vadscene[dask]'"
+    ]
+    assert small_workspace.store.measurements() == {}
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code"),
+    [(["export", "{tmp}/nothing", "--out", "{tmp}/r.json"], 1), (["export", "{tmp}"], 2)],
+)
+def test_every_failure_is_exactly_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], exit_code: int
+) -> None:
+    code, out, err = _cli(capsys, *(a.format(tmp=tmp_path) for a in args))
+    assert (code, out) == (exit_code, "")
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ")
+
+
+def test_debug_lets_the_error_and_its_traceback_through(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="not a vadscene workspace"):
+        run(["--debug", "export", str(tmp_path / "nothing"), "--out", str(tmp_path / "r.json")])
+    assert run(["export", str(tmp_path / "nothing"), "--out", str(tmp_path / "r.json")]) == 1

@@ -1,7 +1,8 @@
 """The ``vadscene`` command line: thin commands over the library.
 
-Every command prints what it did, shows progress for long work, reports bad input as one clear
-message with exit code 1, and ends its ``--help`` with an example (a test enforces it).
+Every command prints what it did, shows progress for long work, reports every failure as one
+line naming the thing and what was expected (exit code 2 for usage errors, 1 otherwise; see
+:func:`run`), and ends its ``--help`` with an example (a test enforces it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -289,8 +289,14 @@ def measure(
     ] = None,
     scheduler: Annotated[
         str | None,
-        typer.Option(help="Dask scheduler address (tcp://host:8786) to run on a cluster."),
+        typer.Option(
+            help="Dask scheduler address (tcp://host:8786) to run on a cluster; needs "
+            "pip install 'vadscene[dask]'."
+        ),
     ] = None,
+    scheduler_timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for the Dask scheduler to answer.")
+    ] = 30.0,
     only_new: Annotated[
         bool, typer.Option(help="Measure only videos that have no measurement yet.")
     ] = False,
@@ -308,7 +314,12 @@ def measure(
             update(done, total, f"{footage / 3600:.2f} h of footage · {current}")
 
         report = measure_workspace(
-            ws, workers=workers, scheduler=scheduler, only_new=only_new, progress=show
+            ws,
+            workers=workers,
+            scheduler=scheduler,
+            scheduler_timeout=scheduler_timeout,
+            only_new=only_new,
+            progress=show,
         )
         files = {video_id: ws.video_path(video_id) for video_id, _reason in report.failed}
     speed = report.footage_seconds / report.wall_seconds if report.wall_seconds else 0
@@ -579,32 +590,84 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_debug = False
+"""Set by ``--debug``: :func:`run` lets errors propagate with their traceback."""
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
     ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full traceback of an error.")
+    ] = False,
 ) -> None:
     """Label scene factors on VAD benchmarks, publish releases, audit model scores."""
+    global _debug
+    _debug = debug
 
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` (default: the process arguments); returns the exit code.
 
-    User errors (:class:`VadsceneError`) become one message on stderr and exit code 1.
+    Every failure is one line on stderr and no traceback (``--debug`` shows it): exit code 2
+    for a usage error (unknown command or option, missing or unparsable value), 1 for
+    everything else — bad input (:class:`VadsceneError`), a file that cannot be read or
+    written, a missing optional dependency, or a bug.
     """
+    global _debug
+    _debug = False
     try:
         code = app(args=argv, prog_name="vadscene", standalone_mode=False)
-    except VadsceneError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False)
-        return 1
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except (click.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         return 130
+    except Exception as exc:
+        if _debug:
+            raise
+        message, code = _failure(exc)
+        if message:
+            err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        return code
     return code if isinstance(code, int) else 0
+
+
+def _failure(exc: Exception) -> tuple[str, int]:
+    """The one-line message and exit code of an error that ended a command."""
+    if isinstance(exc, VadsceneError):
+        return str(exc), 1
+    if isinstance(exc, typer.TyperException):  # typer's own parser: usage and parse errors
+        return _usage_message(exc), getattr(exc, "exit_code", 1)
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}", 1
+    if isinstance(exc, ImportError):
+        return (
+            f"this command needs the Python package '{exc.name}', which is not installed "
+            f"(pip install {exc.name})",
+            1,
+        )
+    return (
+        f"unexpected {type(exc).__name__}: {exc} — a bug in vadscene; rerun with "
+        "'vadscene --debug ...' for the traceback and report it",
+        1,
+    )
+
+
+def _usage_message(exc: typer.TyperException) -> str:
+    """``vadscene export: Missing option '--out'. (see 'vadscene export --help')``."""
+    context = getattr(exc, "ctx", None)
+    if context is not None and not exc.format_message():  # no arguments: the help was shown
+        return ""
+    message = exc.format_message().replace("\n", " ")
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):  # a value typer could not convert: show it
+        inputs = [e["input"] for e in cause.errors(include_url=False) if "input" in e]
+        message += f" (got {inputs[0]!r})" if inputs else ""
+    if context is None:
+        return message
+    return f"{context.command_path}: {message} (see '{context.command_path} --help')"
 
 
 def main() -> None:

@@ -8,7 +8,9 @@ were chosen — equal the current ones. Failures (corrupt, truncated, zero-frame
 vanished files) are recorded per video with their reason and never stop the run.
 
 Workers: a local process pool by default; with ``scheduler="tcp://host:8786"`` the same calls
-go to a Dask distributed cluster (the video paths must be readable from the workers).
+go to a Dask distributed cluster (the video paths must be readable from the workers). Dask is
+the optional extra ``pip install 'vadscene[dask]'``; a scheduler that does not answer within
+``scheduler_timeout`` seconds is an error before anything is recorded.
 """
 
 from __future__ import annotations
@@ -118,11 +120,16 @@ def _statistics(result: VideoMeasurement, params: dict) -> dict[str, Measurement
     }
 
 
+DEFAULT_SCHEDULER_TIMEOUT = 30.0
+"""Seconds to wait for a Dask scheduler to answer (Dask's own connect timeout)."""
+
+
 def measure_workspace(
     workspace: Workspace,
     *,
     workers: int | None = None,
     scheduler: str | None = None,
+    scheduler_timeout: float = DEFAULT_SCHEDULER_TIMEOUT,
     only_new: bool = False,
     params: MeasureParams | None = None,
     progress: MeasureProgress | None = None,
@@ -147,7 +154,8 @@ def measure_workspace(
     if progress is not None:
         progress(0, total, 0.0, "")
     store = workspace.store
-    for done, (job, outcome) in enumerate(_run(jobs, params, workers, scheduler), start=1):
+    outcomes = _run(jobs, params, workers, scheduler, scheduler_timeout)
+    for done, (job, outcome) in enumerate(outcomes, start=1):
         if isinstance(outcome, VideoMeasurement):
             store.record_video_measurements(job.video.video_id, _statistics(outcome, job.params))
             report.measured.append(job.video.video_id)
@@ -165,13 +173,17 @@ def measure_workspace(
 
 
 def _run(
-    jobs: list[_Job], params: MeasureParams, workers: int | None, scheduler: str | None
+    jobs: list[_Job],
+    params: MeasureParams,
+    workers: int | None,
+    scheduler: str | None,
+    scheduler_timeout: float,
 ) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
     """(job, measurement or failure reason) as each video finishes, in completion order."""
     if not jobs:
         return
     if scheduler is not None:
-        yield from _run_dask(jobs, params, scheduler)
+        yield from _run_dask(jobs, params, scheduler, scheduler_timeout)
         return
     workers = workers or os.cpu_count() or 1
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
@@ -185,12 +197,24 @@ def _run(
 
 
 def _run_dask(
-    jobs: list[_Job], params: MeasureParams, scheduler: str
+    jobs: list[_Job], params: MeasureParams, scheduler: str, timeout: float
 ) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
-    from distributed import Client
-    from distributed import as_completed as dask_completed
-
-    with Client(scheduler) as client:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise VadsceneError(
+            f"--scheduler {scheduler}: running on a Dask cluster needs the optional package "
+            "'distributed'; install it with: pip install 'vadscene[dask]'"
+        ) from None
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except Exception as exc:  # any failure to connect: unreachable, refused, not an address
+        raise VadsceneError(
+            f"--scheduler {scheduler}: cannot connect to the Dask scheduler within {timeout:g} s "
+            f"({exc}); expected a running scheduler at an address like tcp://host:8786"
+        ) from None
+    with client:
         futures = {
             client.submit(_measure_one, str(j.path), j.normal_mask, params, pure=False): j
             for j in jobs

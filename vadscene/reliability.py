@@ -31,6 +31,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import copy
+import dataclasses
 import io
 import itertools
 import json
@@ -39,6 +40,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import tempfile
 import traceback
@@ -568,6 +570,30 @@ def _deep_json(folder: Path) -> Attempt:
     return _cli("validate", path)
 
 
+def _audit_with(*options: str) -> Callable[[Path], Attempt]:
+    """A good ``vadscene audit`` run with ``options`` appended."""
+
+    def build(folder: Path) -> Attempt:
+        attempt = _audit_case(_good_scores)(folder)
+        return dataclasses.replace(attempt, argv=(*attempt.argv, *options))
+
+    return build
+
+
+def _free_port() -> int:
+    """A local TCP port nothing listens on (the system's pick, released at once)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _unreachable_scheduler(folder: Path) -> Attempt:
+    root = _video_workspace(folder)
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    options = ("--scheduler", address, "--scheduler-timeout", "1")
+    return _cli("measure", root, *options, store=root)
+
+
 def _store_case(action: Callable[[AnnotationStore], object]) -> Callable[[Path], Attempt]:
     def build(folder: Path) -> Attempt:
         return _store_call(registry_workspace(folder), action)
@@ -816,6 +842,47 @@ CASES: tuple[BadInputCase, ...] = (
         "import_frame_count_beyond_64_bits_into_new_folder",
         _import_case("huge.json", _huge_frame_count, into="new"),
         ("{tmp}/huge.json: invalid release", "$.videos[0].num_frames"),
+    ),
+    BadInputCase(
+        "export_without_out_option",
+        lambda folder: _cli("export", registry_workspace(folder), store=folder / "ws"),
+        ("vadscene export: Missing option '--out'", "(see 'vadscene export --help')"),
+        exit_code=2,
+    ),
+    BadInputCase(
+        "cli_unknown_command",
+        lambda folder: _cli(
+            "exprot",
+            registry_workspace(folder),
+            "--out",
+            folder / "r.json",
+            absent=folder / "r.json",
+        ),
+        ("vadscene: No such command 'exprot'", "(see 'vadscene --help')"),
+        exit_code=2,
+    ),
+    BadInputCase(
+        "measure_unknown_option",
+        lambda folder: _cli(
+            "measure", root := registry_workspace(folder), "--worker", "1", store=root
+        ),
+        ("vadscene measure: No such option: --worker (Possible options: --workers)",),
+        exit_code=2,
+    ),
+    BadInputCase(
+        "audit_bootstrap_not_an_integer",
+        _audit_with("--bootstrap", "abc"),
+        ("vadscene audit: Invalid value for '--bootstrap'", "valid integer", "(got 'abc')"),
+        exit_code=2,
+    ),
+    BadInputCase(
+        "measure_unreachable_scheduler",
+        _unreachable_scheduler,
+        (
+            "--scheduler tcp://127.0.0.1:",
+            "cannot connect to the Dask scheduler within 1 s",
+            "expected a running scheduler at an address like tcp://host:8786",
+        ),
     ),
 )
 """Every bad-input case; ``tests/test_bad_input.py`` runs each one."""
