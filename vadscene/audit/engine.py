@@ -81,14 +81,15 @@ def run_audit(
     """
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
+    _check_types(ground_truth, models, scene)
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise AuditInputError(f"model names must be unique, got {names}")
     for model in models:
         if model.scores.shape != ground_truth.labels.shape:
             raise AuditInputError(
-                f"model '{model.name}': {model.scores.shape[0]} scores for "
-                f"{ground_truth.n_frames} ground-truth frames"
+                f"{model.source}: model '{model.name}': {model.scores.shape[0]} scores but the "
+                f"ground truth has {ground_truth.n_frames} frames ({ground_truth.source})"
             )
     report = progress or (lambda step, done, total: None)
     bench = _Benchmark(ground_truth)
@@ -238,6 +239,29 @@ class _ContrastDraws:
     minus: np.ndarray
     plus_counts: np.ndarray
     minus_counts: np.ndarray
+
+
+def _check_types(ground_truth: object, models: object, scene: object) -> None:
+    """Refuse arguments of the wrong kind with what was expected, not an AttributeError."""
+    if not isinstance(ground_truth, GroundTruth):
+        raise AuditInputError(
+            f"ground_truth must be a GroundTruth (see load_ground_truth), got "
+            f"{type(ground_truth).__name__}"
+        )
+    if isinstance(models, ModelScores) or not isinstance(models, Sequence):
+        raise AuditInputError(
+            f"models must be a sequence of ModelScores, got {type(models).__name__}"
+        )
+    for i, model in enumerate(models):
+        if not isinstance(model, ModelScores):
+            raise AuditInputError(
+                f"models[{i}] must be a ModelScores, e.g. ModelScores('name', scores, "
+                f"source='...') or load_scores(...); got {type(model).__name__}"
+            )
+    if scene is not None and not isinstance(scene, SceneLabels):
+        raise AuditInputError(
+            f"scene must be SceneLabels (see load_scene_labels) or None, got {type(scene).__name__}"
+        )
 
 
 def _contrast_draws(

@@ -3,11 +3,18 @@
 Every loader (see :mod:`vadscene.audit.loaders`) produces these; the engine only reads them.
 Frames of all videos are concatenated in ``GroundTruth.video_ids`` order; video ``i`` owns
 frames ``offsets[i]:offsets[i + 1]``. Scores are aligned to exactly that order.
+
+Both classes validate themselves when constructed, with the words the file loaders use
+(:func:`numeric_scores`, :func:`require_finite`, :func:`binary_labels`), so an audit built in
+Python refuses exactly what ``vadscene audit`` refuses.
 """
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +23,81 @@ from vadscene.errors import VadsceneError
 
 class AuditInputError(VadsceneError):
     """Ground truth, scores or scene labels that cannot be audited (message names file/video)."""
+
+
+EXACT_INTEGER_LIMIT = 2**53
+"""Integers up to this magnitude are exact in float64; larger integer scores are refused."""
+
+
+def numeric_scores(values: Any, where: str, unit: str = "frame") -> np.ndarray:
+    """``values`` as float64, refused unless they are numbers that float64 holds exactly.
+
+    Accepts arrays and sequences (a plain list included) of booleans, integers and floats.
+    Integers beyond ±2⁵³ are refused: float64 would round them, silently merging distinct
+    scores and so changing every rank statistic.
+    """
+    array = np.asarray(values)
+    if array.dtype == object and all(
+        isinstance(v, numbers.Integral) for v in array.ravel().tolist()
+    ):
+        _refuse_inexact_integers(array.ravel().tolist(), where, unit)
+        array = array.astype(np.float64)
+    if array.dtype.kind not in "biuf":
+        raise AuditInputError(f"{where}: scores must be numbers, got values of type {array.dtype}")
+    if array.dtype.kind in "iu":
+        _refuse_inexact_integers(array.ravel(), where, unit)
+    return array.astype(np.float64)
+
+
+def _refuse_inexact_integers(values: Sequence[int] | np.ndarray, where: str, unit: str) -> None:
+    too_large = [i for i, v in enumerate(values) if abs(int(v)) > EXACT_INTEGER_LIMIT]
+    if too_large:
+        i = too_large[0]
+        raise AuditInputError(
+            f"{where}: integer score {int(values[i])} at {unit} {i} is beyond ±2⁵³ and cannot "
+            f"be held exactly as float64 ({len(too_large)} such scores); rescale the scores"
+        )
+
+
+def require_finite(values: np.ndarray, where: str, unit: str = "frame", scope: str = "") -> None:
+    """Refuse NaN and ±inf, naming the first one and how many there are."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise AuditInputError(
+            f"{where}: score {values[bad[0]]} at {unit} {bad[0]} is not finite ({bad.size} "
+            f"non-finite scores{scope})"
+        )
+
+
+def binary_labels(values: Any, where: str) -> np.ndarray:
+    """Bool labels from 0/1 values (bool, integer or float); anything else is an error."""
+    values = np.asarray(values)
+    if values.dtype == bool:
+        return values
+    if values.dtype.kind not in "iuf":
+        raise AuditInputError(f"{where}: labels must be 0/1, got values of type {values.dtype}")
+    bad = np.flatnonzero((values != 0) & (values != 1))
+    if bad.size:
+        raise AuditInputError(
+            f"{where}: labels must be 0/1, got {values.flat[bad[0]].item()} at frame {bad[0]} "
+            f"({bad.size} such frames)"
+        )
+    return values == 1
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only copy: a validated input cannot be changed afterwards."""
+    array = array.copy()
+    array.flags.writeable = False
+    return array
+
+
+def _names(values: Any, what: str, where: str) -> tuple[str, ...]:
+    names = tuple(values)
+    wrong = [v for v in names if not isinstance(v, str) or not v]
+    if wrong:
+        raise AuditInputError(f"{where}: {what} must be non-empty strings, got {wrong[0]!r}")
+    return names
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,15 +117,39 @@ class GroundTruth:
     normal_category: str = "Normal"
 
     def __post_init__(self) -> None:
+        where = f"{self.source}: ground truth"
+        ids = _names(self.video_ids, "video ids", where)
+        object.__setattr__(self, "video_ids", ids)
+        object.__setattr__(self, "categories", _names(self.categories, "categories", where))
         v = len(self.video_ids)
-        if len(self.categories) != v or self.offsets.shape != (v + 1,):
-            raise AuditInputError(f"{self.source}: inconsistent ground truth arrays")
+        if len(self.categories) != v:
+            raise AuditInputError(f"{where}: {len(self.categories)} categories for {v} videos")
+        labels = np.asarray(self.labels)
+        if labels.ndim != 1:
+            raise AuditInputError(f"{where}: labels must be 1-D (F,), got shape {labels.shape}")
+        object.__setattr__(self, "labels", _frozen(binary_labels(labels, where)))
+        offsets = np.asarray(self.offsets)
+        if offsets.dtype.kind not in "iu" or offsets.shape != (v + 1,):
+            raise AuditInputError(
+                f"{where}: offsets must be {v + 1} integers (one more than the videos), got "
+                f"shape {offsets.shape} of type {offsets.dtype}"
+            )
+        object.__setattr__(self, "offsets", _frozen(offsets.astype(np.int64)))
+        empty = np.flatnonzero(np.diff(self.offsets) <= 0)
+        if empty.size:
+            raise AuditInputError(
+                f"{where}: video {self.video_ids[empty[0]]} has "
+                f"{int(np.diff(self.offsets)[empty[0]])} frames; every video needs at least one"
+            )
         if len(set(self.video_ids)) != v:
             seen: set[str] = set()
             duplicates = sorted({i for i in self.video_ids if i in seen or seen.add(i)})
             raise AuditInputError(f"{self.source}: duplicate video ids {duplicates[:10]}")
         if self.offsets[0] != 0 or self.offsets[-1] != self.labels.shape[0]:
-            raise AuditInputError(f"{self.source}: offsets do not cover the labels")
+            raise AuditInputError(
+                f"{where}: offsets run from {self.offsets[0]} to {self.offsets[-1]} but must "
+                f"cover the {self.labels.shape[0]} labels from 0"
+            )
 
     @property
     def n_videos(self) -> int:
@@ -74,10 +180,31 @@ class GroundTruth:
 
 @dataclass(frozen=True, eq=False)
 class ModelScores:
-    """One model's frame scores aligned to a :class:`GroundTruth` (float64, finite)."""
+    """One model's frame scores aligned to a :class:`GroundTruth` (float64, finite).
+
+    ``scores`` may be any 1-D array or sequence of numbers; it is stored as a read-only
+    float64 copy. NaN, ±inf, non-numbers and integers beyond ±2⁵³ are refused here, in the
+    words of :func:`vadscene.audit.loaders.load_scores`; the length is checked against the
+    ground truth by :func:`vadscene.audit.run_audit`.
+    """
 
     name: str
     scores: np.ndarray  # float64, shape (F,)
     source: str
     family: str | None = None
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise AuditInputError(
+                f"{self.source}: a model needs a non-empty name, got {self.name!r}"
+            )
+        where = f"{self.source}: model '{self.name}'"
+        scores = numeric_scores(self.scores, where)
+        if scores.ndim != 1:
+            raise AuditInputError(
+                f"{where}: expected scores of shape (F,) (one per frame), got {scores.shape}"
+            )
+        require_finite(scores, where)
+        object.__setattr__(self, "scores", _frozen(scores))
+        object.__setattr__(self, "notes", tuple(self.notes))

@@ -71,7 +71,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.inputs import (
+    AuditInputError,
+    GroundTruth,
+    ModelScores,
+    binary_labels,
+    numeric_scores,
+    require_finite,
+)
 from vadscene.errors import VadsceneError
 from vadscene.video_lists import category_from_video_id, read_video_list, video_id_from_entry
 
@@ -176,8 +183,12 @@ def load_frame_counts(path: Path | str) -> dict[str, int]:
     return counts
 
 
+ScoreSource = Path | str | np.ndarray | Sequence[float] | Mapping[str, np.ndarray | Sequence[float]]
+"""A score file or folder, one array of all videos' scores, or a mapping video → scores."""
+
+
 def load_scores(
-    path: Path | str,
+    path: ScoreSource,
     ground_truth: GroundTruth,
     *,
     name: str,
@@ -186,6 +197,11 @@ def load_scores(
     video_order: Path | str | Sequence[str] | None = None,
 ) -> ModelScores:
     """One model's scores, aligned frame by frame to ``ground_truth`` (float64).
+
+    ``path`` is a file or folder, or the scores themselves: a 1-D array (or list) of all
+    videos' scores back to back, split like a concatenated ``.npy``, or a mapping of video id
+    to that video's scores, aligned like a folder of per-video files. Arrays are checked with
+    the same rules and words as files.
 
     Formats, detected from the path:
 
@@ -215,37 +231,63 @@ def load_scores(
     exactly ``n`` scores. Scores must be finite. Videos of the scores missing from the ground
     truth, and ground-truth videos without scores, are errors listing them.
     """
-    path = Path(path)
-    if not path.exists():
-        raise AuditInputError(f"{path}: score file or folder not found")
+    in_memory = not isinstance(path, str | Path)
+    if in_memory:
+        label = f"scores of model '{name}'"
+    else:
+        path = label = Path(path)
+        if not path.exists():
+            raise AuditInputError(f"{path}: score file or folder not found")
     if isinstance(snippet_repeat, bool) or not isinstance(snippet_repeat, int):
-        raise AuditInputError(f"{path}: snippet_repeat must be an integer, got {snippet_repeat!r}")
+        raise AuditInputError(f"{label}: snippet_repeat must be an integer, got {snippet_repeat!r}")
     if snippet_repeat < 1:
-        raise AuditInputError(f"{path}: snippet_repeat must be >= 1, got {snippet_repeat}")
-    suffix = path.suffix.lower()
-    concatenated = path.is_file() and suffix == ".npy"
+        raise AuditInputError(f"{label}: snippet_repeat must be >= 1, got {snippet_repeat}")
+    unit = "snippet" if snippet_repeat > 1 else "frame"
+    suffix = "" if in_memory else path.suffix.lower()
+    mapping = isinstance(path, Mapping)
+    concatenated = (in_memory and not mapping) or (
+        not in_memory and path.is_file() and suffix == ".npy"
+    )
     if video_order is not None and not concatenated:
         raise AuditInputError(
-            f"{path}: video_order applies to one concatenated .npy score array only"
+            f"{label}: video_order applies to one concatenated .npy score array only"
         )
     notes: list[str] = []
-    if path.is_dir():
+    if mapping:
+        notes.append("format: in-memory mapping of video → scores")
+        per_video = {
+            video_id_from_entry(str(video)): _one_video(values, f"{label}: video {video}", unit)
+            for video, values in path.items()
+        }
+    elif in_memory:
+        order = _video_order(label, ground_truth, video_order)
+        per_video = _split_concatenated(
+            label, np.asarray(path), ground_truth, order, snippet_repeat, notes
+        )
+        notes[-1] = notes[-1].replace("one concatenated .npy", "one in-memory array")
+    elif path.is_dir():
         notes.append("format: folder of per-video .npy score arrays")
-        per_video = _read_score_folder(path)
+        per_video = _read_score_folder(path, unit)
     elif suffix in _TABLE_SEPARATORS:
         notes.append(f"format: score table ({suffix[1:]})")
-        per_video = _read_score_table(path, unit="snippet" if snippet_repeat > 1 else "frame")
+        per_video = _read_score_table(path, unit)
     elif concatenated:
         order = _video_order(path, ground_truth, video_order)
-        per_video = _split_concatenated(path, ground_truth, order, snippet_repeat, notes)
+        per_video = _split_concatenated(
+            path, _load_npy(path), ground_truth, order, snippet_repeat, notes
+        )
     else:
         raise AuditInputError(
             f"{path}: unsupported score file; expected a folder of .npy files, one "
             "concatenated .npy, or a .csv/.tsv/.parquet table"
         )
-    scores = _align(path, ground_truth, per_video, snippet_repeat, notes)
+    scores = _align(label, ground_truth, per_video, snippet_repeat, notes)
     return ModelScores(
-        name=name, scores=scores, source=str(path), family=family, notes=tuple(notes)
+        name=name,
+        scores=scores,
+        source="in-memory scores" if in_memory else str(path),
+        family=family,
+        notes=tuple(notes),
     )
 
 
@@ -559,7 +601,7 @@ def _read_npy_folder(path: Path) -> _Parts:
             raise AuditInputError(
                 f"{file}: video {video}: expected a 1-D 0/1 array, got shape {array.shape}"
             )
-        by_video[video] = (file, _binary(array, f"{file}: video {video}"))
+        by_video[video] = (file, binary_labels(array, f"{file}: video {video}"))
     videos = sorted(by_video)
     return _Parts(
         videos,
@@ -599,7 +641,7 @@ def _read_json(path: Path) -> _Parts:
         except (TypeError, ValueError):
             raise AuditInputError(f"{where}: labels must be numbers 0/1") from None
         videos.append(video)
-        labels.append(_binary(array, where))
+        labels.append(binary_labels(array, where))
     return _Parts(
         videos,
         [None] * len(videos),
@@ -612,7 +654,7 @@ def _read_label_table(path: Path) -> _Parts:
     table = _read_table(path, required=("video", "frame", "label"))
     videos, rows = _group_rows(path, table, indexed_by="frame")
     labels = [
-        _binary(table["label"].to_numpy()[r], f"{path}: video {v}")
+        binary_labels(table["label"].to_numpy()[r], f"{path}: video {v}")
         for v, r in zip(videos, rows, strict=True)
     ]
     conventions = {"frame_counts": "rows per video", "video_order": "first appearance"}
@@ -632,25 +674,10 @@ def _read_label_table(path: Path) -> _Parts:
     return _Parts(videos, categories, labels, conventions)
 
 
-def _binary(values: np.ndarray, where: str) -> np.ndarray:
-    """Bool labels from 0/1 values (bool, integer or float); anything else is an error."""
-    if values.dtype == bool:
-        return values
-    if values.dtype.kind not in "iuf":
-        raise AuditInputError(f"{where}: labels must be 0/1, got values of type {values.dtype}")
-    bad = np.flatnonzero((values != 0) & (values != 1))
-    if bad.size:
-        raise AuditInputError(
-            f"{where}: labels must be 0/1, got {values[bad[0]].item()} at frame {bad[0]} "
-            f"({bad.size} such frames)"
-        )
-    return values == 1
-
-
 # --- scores -------------------------------------------------------------------------------
 
 
-def _read_score_folder(path: Path) -> dict[str, np.ndarray]:
+def _read_score_folder(path: Path, unit: str) -> dict[str, np.ndarray]:
     files = sorted(path.glob("*.npy"))
     if not files:
         raise AuditInputError(f"{path}: no .npy score files in the folder")
@@ -663,17 +690,22 @@ def _read_score_folder(path: Path) -> dict[str, np.ndarray]:
                 f"{path}: {file_of[video].name} and {file.name} are both video {video}; "
                 "one file per video is expected (average the crops first)"
             )
-        array = _load_npy(file)
-        if array.ndim == 2 and array.shape[1] == 1:
-            array = array[:, 0]
-        if array.ndim != 1:
-            hint = " (one column per crop? average the crops first)" if array.ndim == 2 else ""
-            raise AuditInputError(
-                f"{file}: video {video}: expected scores of shape (T,) or (T, 1), got "
-                f"{array.shape}{hint}"
-            )
-        per_video[video], file_of[video] = _numeric(array, f"{file}: video {video}"), file
+        per_video[video] = _one_video(_load_npy(file), f"{file}: video {video}", unit)
+        file_of[video] = file
     return per_video
+
+
+def _one_video(values: object, where: str, unit: str) -> np.ndarray:
+    """One video's scores: float64 of shape (T,) (a (T, 1) column is accepted)."""
+    array = numeric_scores(values, where, unit)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        hint = " (one column per crop? average the crops first)" if array.ndim == 2 else ""
+        raise AuditInputError(
+            f"{where}: expected scores of shape (T,) or (T, 1), got {array.shape}{hint}"
+        )
+    return array
 
 
 def _read_score_table(path: Path, unit: str) -> dict[str, np.ndarray]:
@@ -682,13 +714,13 @@ def _read_score_table(path: Path, unit: str) -> dict[str, np.ndarray]:
     videos, rows = _group_rows(path, table, indexed_by=index, unit=unit)
     column = table["score"].to_numpy()
     return {
-        video: _numeric(column[video_rows], f"{path}: video {video}")
+        video: numeric_scores(column[video_rows], f"{path}: video {video}", unit)
         for video, video_rows in zip(videos, rows, strict=True)
     }
 
 
 def _video_order(
-    path: Path, ground_truth: GroundTruth, video_order: Path | str | Sequence[str] | None
+    path: Path | str, ground_truth: GroundTruth, video_order: Path | str | Sequence[str] | None
 ) -> list[str]:
     if video_order is None:
         return list(ground_truth.video_ids)
@@ -704,20 +736,20 @@ def _video_order(
 
 
 def _split_concatenated(
-    path: Path,
+    path: Path | str,
+    array: np.ndarray,
     ground_truth: GroundTruth,
     order: list[str],
     snippet_repeat: int,
     notes: list[str],
 ) -> dict[str, np.ndarray]:
-    array = _load_npy(path)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
         raise AuditInputError(
             f"{path}: a concatenated score array must be 1-D, got shape {array.shape}"
         )
-    array = _numeric(array, str(path))
+    array = numeric_scores(array, str(path), "snippet" if snippet_repeat > 1 else "frame")
     _check_video_sets(path, ground_truth, order)
     frames = ground_truth.frame_counts[[ground_truth.video_ids.index(v) for v in order]]
     k = snippet_repeat
@@ -748,7 +780,7 @@ def _split_concatenated(
 
 
 def _align(
-    path: Path,
+    path: Path | str,
     ground_truth: GroundTruth,
     per_video: dict[str, np.ndarray],
     k: int,
@@ -761,12 +793,7 @@ def _align(
     aligned = []
     for video, n in zip(ground_truth.video_ids, ground_truth.frame_counts.tolist(), strict=True):
         values = per_video[video]
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size:
-            raise AuditInputError(
-                f"{path}: video {video}: score {values[bad[0]]} at {unit} {bad[0]} is not "
-                f"finite ({bad.size} non-finite scores in this video)"
-            )
+        require_finite(values, f"{path}: video {video}", unit, scope=" in this video")
         m = values.shape[0]
         if m == 0:
             raise AuditInputError(f"{path}: video {video}: no scores (the video has {n} frames)")
@@ -805,7 +832,7 @@ def _align(
     return np.concatenate(aligned)
 
 
-def _check_video_sets(path: Path, ground_truth: GroundTruth, videos: list[str]) -> None:
+def _check_video_sets(path: Path | str, ground_truth: GroundTruth, videos: list[str]) -> None:
     known = set(ground_truth.video_ids)
     given = set(videos)
     unknown = [v for v in videos if v not in known]
@@ -820,12 +847,6 @@ def _check_video_sets(path: Path, ground_truth: GroundTruth, videos: list[str]) 
             f"{path}: scores do not cover the ground truth ({ground_truth.source}): "
             + "; ".join(problems)
         )
-
-
-def _numeric(values: np.ndarray, where: str) -> np.ndarray:
-    if values.dtype.kind not in "biuf":
-        raise AuditInputError(f"{where}: scores must be numbers, got values of type {values.dtype}")
-    return values.astype(np.float64)
 
 
 # --- shared readers -----------------------------------------------------------------------

@@ -33,6 +33,46 @@ class SceneLabels:
     values: dict[str, dict[str, str]]  # factor → video id → value ("ambiguous" included)
     source: str
 
+    def __post_init__(self) -> None:
+        where = f"{self.source}: scene labels"
+        contrasts = tuple(self.contrasts)
+        for contrast in contrasts:
+            if not isinstance(contrast, SceneContrast):
+                raise AuditInputError(
+                    f"{where}: contrasts must be SceneContrast, got {type(contrast).__name__}"
+                )
+            if contrast.positive == contrast.negative:
+                raise AuditInputError(
+                    f"{where}: contrast of factor '{contrast.factor}' sets "
+                    f"'{contrast.positive}' against itself"
+                )
+            if contrast.factor not in self.values:
+                raise AuditInputError(
+                    f"{where}: contrast '{contrast.positive} vs {contrast.negative}' names "
+                    f"factor '{contrast.factor}', which has no values (factors: "
+                    f"{', '.join(map(str, self.values)) or 'none'})"
+                )
+        for factor, by_video in self.values.items():
+            if not isinstance(by_video, dict):
+                raise AuditInputError(
+                    f"{where}: factor '{factor}': expected a mapping video id → value, got "
+                    f"{type(by_video).__name__}"
+                )
+            wrong = next(
+                (
+                    (v, x)
+                    for v, x in by_video.items()
+                    if not (isinstance(v, str) and isinstance(x, str))
+                ),
+                None,
+            )
+            if wrong is not None:
+                raise AuditInputError(
+                    f"{where}: factor '{factor}': video ids and values must be strings, got "
+                    f"{wrong[0]!r} → {wrong[1]!r}"
+                )
+        object.__setattr__(self, "contrasts", contrasts)
+
     def poles(self, contrast: SceneContrast, video_ids: tuple[str, ...]) -> tuple[np.ndarray, ...]:
         """Boolean masks over ``video_ids``: videos at the ⊕ pole, videos at the ⊖ pole."""
         values = self.values.get(contrast.factor, {})
