@@ -2,28 +2,38 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
+STAMP := $(VENV)/.installed-dev
 DEMO := demo-workspace
 
-.PHONY: app test demo lint schema clean
+.PHONY: app test test-fast demo lint schema clean
 
-$(STAMP): pyproject.toml
+# `make app` needs only the runtime dependencies; the tests add the dev extra.
+$(RUNTIME): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-$(DEMO)/vadscene.yaml: | $(STAMP)
+$(DEMO)/vadscene.yaml: | $(RUNTIME)
 	$(BIN)/vadscene demo $(DEMO)
 
 demo: $(DEMO)/vadscene.yaml
 
-app: $(STAMP) $(DEMO)/vadscene.yaml
+app: $(RUNTIME) $(DEMO)/vadscene.yaml
 	$(BIN)/vadscene app $(DEMO)
 
 test: $(STAMP)
 	@test -x /usr/bin/chromium || echo "\n*** Chromium not found: browser tests will be SKIPPED (apt-get install chromium) ***\n"
 	$(BIN)/python -m pytest
+
+# Everything but the browser, durability, slow and 1,000-example fuzz tests.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not browser and not durability and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check vadscene app tests bench

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from browser import require_chromium, served_app
 from helpers import write_video
+from support.reliability import annotate_example
 
 from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.demo import build_demo_workspace
-from vadscene.reliability import annotate_example
 from vadscene.workspace import Workspace
 
 SMALL_BENCHMARK = {
@@ -56,7 +56,7 @@ def small_workspace(tmp_path: Path, small_videos: Path) -> Workspace:
 
 @pytest.fixture
 def annotated(small_workspace: Workspace) -> Workspace:
-    """:func:`small_workspace` annotated (:func:`vadscene.reliability.annotate_example`, full).
+    """:func:`small_workspace` annotated (:func:`support.reliability.annotate_example`, full).
 
     ABUSE: ana and ben agree on color; ana has a second decision (crowd: few).
     ARSON: ana and ben disagree on color; ana overrides the auto resolution pole (low to

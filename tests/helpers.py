@@ -10,8 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pytest
-
-from vadscene.reliability import write_clip
+from support.reliability import write_clip
 
 REALDATA = Path(
     os.environ.get("VADSCENE_REALDATA")
@@ -45,7 +44,7 @@ def write_video(
     faststart: bool = False,
 ) -> Path:
     """Encode a small synthetic clip (a moving bar on a changing background) with PyAV: the
-    library's :func:`~vadscene.reliability.write_clip`, with ``codec`` first and 25 frames."""
+    library's :func:`~support.reliability.write_clip`, with ``codec`` first and 25 frames."""
     return write_clip(
         path, frames=frames, faststart=faststart, codec=codec, fps=fps, width=width, height=height
     )

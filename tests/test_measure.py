@@ -28,6 +28,15 @@ from helpers import (
     result_or_clean_error,
     write_video,
 )
+from support.reliability import (
+    audio_only_file,
+    corrupt_video,
+    cut_short,
+    empty_file,
+    non_video_file,
+    truncated_video,
+    zero_frame_video,
+)
 
 from vadscene import measure
 from vadscene.errors import VadsceneError
@@ -37,15 +46,6 @@ from vadscene.measure import (
     MeasureParams,
     VideoMeasurement,
     measure_video,
-)
-from vadscene.reliability import (
-    audio_only_file,
-    corrupt_video,
-    cut_short,
-    empty_file,
-    non_video_file,
-    truncated_video,
-    zero_frame_video,
 )
 
 W, H = 160, 120

@@ -15,8 +15,8 @@ import av
 import numpy as np
 import pytest
 from helpers import realdata_dir, write_video
+from support import reliability
 
-from vadscene import reliability
 from vadscene.cli import run
 from vadscene.errors import VadsceneError, WorkspaceError
 from vadscene.proxies import (

@@ -22,9 +22,9 @@ import pytest
 import uvicorn
 from helpers import write_video
 from starlette.applications import Starlette
+from support.reliability import write_clip
 
 from vadscene.proxies import BROWSER_PLAYABLE, build_proxies, proxy_path
-from vadscene.reliability import write_clip
 from vadscene.serving import (
     CACHE_CONTROL,
     CHUNK_SIZE,

@@ -18,8 +18,7 @@ from helpers import (
     result_or_clean_error,
     write_video,
 )
-
-from vadscene.reliability import (
+from support.reliability import (
     audio_only_file,
     corrupt_video,
     cut_short,
@@ -29,6 +28,7 @@ from vadscene.reliability import (
     unknown_codec_video,
     zero_frame_video,
 )
+
 from vadscene.video import (
     VIDEO_EXTENSIONS,
     VideoProbe,

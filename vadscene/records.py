@@ -99,7 +99,10 @@ class Measurement(BaseModel):
     params: dict[str, str | int | float | bool | None] = Field(
         default_factory=dict, description="Parameters it was measured with."
     )
-    decoder: str = Field(description="Decoder used, e.g. 'decord' or 'opencv'.")
+    decoder: str = Field(
+        description="Decoder that read the frames: 'pyav' (PyAV, FFmpeg) for vadscene's own "
+        "measurements."
+    )
     frames_read: int = Field(
         ge=0, le=MAX_INTEGER, description="Frames the statistic averages over."
     )
