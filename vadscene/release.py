@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -29,6 +28,7 @@ from pydantic import ValidationError
 from vadscene import __version__
 from vadscene.catalogue import AMBIGUOUS, Catalogue
 from vadscene.errors import ReleaseError, validation_problems
+from vadscene.files import replace_together
 from vadscene.records import (
     AUTO_ANNOTATOR,
     RELEASE_SCHEMA_VERSION,
@@ -207,17 +207,23 @@ def release_json(release: Release) -> str:
 
 
 def write_release(release: Release, out: Path | str, *, csv_path: Path | str | None = None) -> Path:
-    """Write the release JSON (and CSV) atomically, and the JSON Schema beside it.
+    """Write the release JSON (and CSV) and the JSON Schema beside it, together or not at all.
 
-    Each file is written to a temporary file in the same folder, flushed to disk and renamed
-    over the target, so a reader never sees a half-written release. Returns the schema path.
+    :func:`vadscene.files.replace_together`: each file goes to a temporary file in its folder,
+    is synced and renamed over the target, with the umask's permissions; a reader never sees
+    a half-written release, nor a new JSON beside an old CSV. Returns the schema path.
     """
     out = Path(out)
     schema_path = out.parent / SCHEMA_FILE_NAME
-    atomic_write(out, release_json(release))
-    atomic_write(schema_path, json.dumps(release_json_schema(), indent=2) + "\n")
+    files = [
+        (out, release_json(release)),
+        (schema_path, json.dumps(release_json_schema(), indent=2) + "\n"),
+    ]
     if csv_path is not None:
-        atomic_write(Path(csv_path), release_csv(release))
+        files.append((Path(csv_path), release_csv(release)))
+    for path, _ in files:
+        _check_output_path(path)
+    replace_together(files)
     return schema_path
 
 
@@ -236,23 +242,11 @@ def release_csv(release: Release) -> str:
     return buffer.getvalue()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write text via a temporary file in the same folder, fsync and rename: readers see the
-    old file or the new one, never half of one."""
+def _check_output_path(path: Path) -> None:
     if not path.parent.is_dir():
         raise ReleaseError(f"{path}: folder {path.parent} does not exist")
     if path.is_dir():
         raise ReleaseError(f"{path} is a folder; give a file name, e.g. {path / path.name}.json")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --- reading and validating -----------------------------------------------------------------

@@ -65,6 +65,24 @@ from vadscene.records import (
     VideoMarks,
 )
 
+
+def _time_key(column: str) -> str:
+    """SQL for the sort key of a stored time: the instant in UTC, to the microsecond.
+
+    Stored times are ISO 8601 with microseconds and an offset (``…T05:00:00.123456+05:00``).
+    ``datetime()`` converts to UTC but keeps whole seconds; the fraction is the same in every
+    offset, so it is appended from the text. Keys compare as text in time order, so the
+    release's own offsets are kept as written and still order correctly. An offset SQLite
+    cannot read (one with seconds, which Python writes and no benchmark tool does) falls back
+    to the text as written.
+    """
+    fraction = f"substr({column}, 20, 7)"
+    return (
+        f"COALESCE(datetime({column}) || CASE WHEN substr({column}, 20, 1) = '.' "
+        f"THEN {fraction} ELSE '.000000' END, {column})"
+    )
+
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: videos, the decision log, marks, measurements, thresholds.
     """
@@ -151,33 +169,35 @@ MIGRATIONS: tuple[str, ...] = (
         failed_at TEXT NOT NULL
     );
     """,
-    # 3: "current" is the latest decided_at (row id breaks ties), kept in a table a trigger
+    # 3: "current" is the latest decision time (row id breaks ties), kept in a table a trigger
     # maintains; an index finds a decision by its content.
-    """
+    f"""
     CREATE TABLE current_decision_ids (
         video_id TEXT NOT NULL,
         factor TEXT NOT NULL,
         annotator TEXT NOT NULL,
-        decided_at TEXT NOT NULL,
+        decided_key TEXT NOT NULL,
         decision_id INTEGER NOT NULL REFERENCES decisions(decision_id),
         PRIMARY KEY (video_id, factor, annotator)
     ) WITHOUT ROWID;
     CREATE INDEX current_by_annotator ON current_decision_ids (annotator, video_id);
     CREATE INDEX decisions_by_content ON decisions (video_id, factor, annotator, decided_at);
-    INSERT INTO current_decision_ids (video_id, factor, annotator, decided_at, decision_id)
-        SELECT video_id, factor, annotator, decided_at, decision_id FROM (
-            SELECT video_id, factor, annotator, decided_at, decision_id, ROW_NUMBER() OVER (
+    INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        SELECT video_id, factor, annotator, decided_key, decision_id FROM (
+            SELECT video_id, factor, annotator, {_time_key("decided_at")} AS decided_key,
+                decision_id, ROW_NUMBER() OVER (
                 PARTITION BY video_id, factor, annotator
-                ORDER BY decided_at DESC, decision_id DESC) AS rank
+                ORDER BY {_time_key("decided_at")} DESC, decision_id DESC) AS rank
             FROM decisions)
         WHERE rank = 1;
     CREATE TRIGGER decisions_keep_current AFTER INSERT ON decisions BEGIN
-        INSERT INTO current_decision_ids (video_id, factor, annotator, decided_at, decision_id)
-        VALUES (NEW.video_id, NEW.factor, NEW.annotator, NEW.decided_at, NEW.decision_id)
+        INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        VALUES (NEW.video_id, NEW.factor, NEW.annotator, {_time_key("NEW.decided_at")},
+            NEW.decision_id)
         ON CONFLICT (video_id, factor, annotator) DO UPDATE
-        SET decided_at = excluded.decided_at, decision_id = excluded.decision_id
-        WHERE excluded.decided_at > current_decision_ids.decided_at
-           OR (excluded.decided_at = current_decision_ids.decided_at
+        SET decided_key = excluded.decided_key, decision_id = excluded.decision_id
+        WHERE excluded.decided_key > current_decision_ids.decided_key
+           OR (excluded.decided_key = current_decision_ids.decided_key
                AND excluded.decision_id > current_decision_ids.decision_id);
     END;
     DROP VIEW current_decisions;
@@ -196,9 +216,14 @@ WRITE_PATIENCE_S = 30.0
 :class:`~vadscene.errors.StoreLockedError`. Writes are short, so only a stuck or foreign writer
 holds the lock this long."""
 
-BATCH_TARGET_S = 0.05
+BATCH_TARGET_S = 0.03
 """Bulk writes (imports) commit in batches sized to take about this long, so the write lock is
-never held for much more than it: an annotator's decision waits at most one batch."""
+held well under 100 ms even when a commit's fsync is slow: an annotator's decision waits at
+most one batch."""
+
+CACHE_KIB = 64 * 1024
+"""SQLite page cache per connection. A 600k-decision log has five indexes; with SQLite's 2 MB
+default their random inserts and lookups miss the cache and an import slows down as it grows."""
 
 MARK_KINDS = ("flag", "skip", "note")
 
@@ -212,15 +237,9 @@ _SAME_CONTENT = (
 """Decision ``d`` has the content of decision ``i``: what identifies a decision across stores."""
 
 
-def timestamp(moment: datetime) -> str:
-    """``moment`` as the store's timestamp text: UTC, ISO 8601, microseconds. One form for every
-    time, so that text order is time order (current = the latest ``decided_at``)."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
-
-
 def utc_now() -> str:
     """The current time as the ISO 8601 UTC text every timestamp in the store uses."""
-    return timestamp(datetime.now(UTC))
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 @dataclass(frozen=True)
@@ -292,6 +311,7 @@ class AnnotationStore:
         self.path = Path(path)
         self.catalogue = catalogue
         self.read_only = read_only
+        self._factor_keys = frozenset(catalogue.keys)
         self.last_hold_s = 0.0
         """How long the latest write transaction held the write lock (commit included)."""
         self.longest_hold_s = 0.0
@@ -333,12 +353,14 @@ class AnnotationStore:
             except sqlite3.OperationalError:
                 db = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
             db.execute("PRAGMA query_only=ON")
+            db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             return db
         db = sqlite3.connect(self.path, **options)
         self._retry_busy(lambda: db.execute("PRAGMA journal_mode=WAL"))
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA temp_store=MEMORY")
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         return db
 
     def close(self) -> None:
@@ -602,7 +624,7 @@ class AnnotationStore:
     ) -> DecisionSource:
         """Refuse a decision the catalogue does not allow; returns its source as stored (a
         manual decision on an auto factor is an ``override``)."""
-        if factor not in self.catalogue.keys:
+        if factor not in self._factor_keys:
             raise StoreError(
                 f"video '{video_id}': unknown factor '{factor}' "
                 f"(catalogue '{self.catalogue.name}' has: {', '.join(self.catalogue.keys)})"
@@ -665,19 +687,20 @@ class AnnotationStore:
                 return None
             undone = Decision(*target)
             # "before" in the order that defines current: decision time, then row id
+            key = _time_key("decided_at")
             before = db.execute(
                 "SELECT value, source, note, replaced_auto_value, replaced_measurement "
-                "FROM decisions WHERE video_id = ? AND factor = ? AND annotator = ? "
-                "AND (decided_at < ? OR (decided_at = ? AND decision_id < ?)) "
-                "ORDER BY decided_at DESC, decision_id DESC LIMIT 1",
-                (
-                    undone.video_id,
-                    undone.factor,
-                    annotator,
-                    undone.decided_at,
-                    undone.decided_at,
-                    undone.decision_id,
-                ),
+                "FROM decisions WHERE video_id = :video AND factor = :factor "
+                f"AND annotator = :annotator AND ({key} < {_time_key(':at')} "
+                f"OR ({key} = {_time_key(':at')} AND decision_id < :id)) "
+                f"ORDER BY {key} DESC, decision_id DESC LIMIT 1",
+                {
+                    "video": undone.video_id,
+                    "factor": undone.factor,
+                    "annotator": annotator,
+                    "at": undone.decided_at,
+                    "id": undone.decision_id,
+                },
             ).fetchone()
             value, source, note, replaced_value, replaced_measurement = before or (
                 None,
@@ -967,7 +990,7 @@ class AnnotationStore:
                     d.value,
                     d.annotator,
                     source,
-                    timestamp(d.decided_at),
+                    d.decided_at.isoformat(timespec="microseconds"),
                     d.note,
                     d.replaced_auto_value,
                     d.replaced_measurement,
@@ -1046,7 +1069,7 @@ class AnnotationStore:
                         "JOIN current_decision_ids AS c ON c.video_id = i.video_id "
                         "AND c.factor = i.factor AND c.annotator = i.annotator "
                         "JOIN decisions AS d ON d.decision_id = c.decision_id "
-                        "WHERE i.present = 0 AND i.decided_at < c.decided_at "
+                        f"WHERE i.present = 0 AND {_time_key('i.decided_at')} < c.decided_key "
                         "AND d.value IS NOT i.value ORDER BY i.seq"
                     )
                 )
@@ -1125,7 +1148,7 @@ class AnnotationStore:
             if self.last_hold_s < BATCH_TARGET_S / 2:
                 size *= 2
             elif self.last_hold_s > BATCH_TARGET_S:
-                size = max(1, size // 2)
+                size = max(1, int(size * BATCH_TARGET_S / self.last_hold_s))
         return total
 
     def revision(self) -> tuple[int, int, int, str | None]:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.errors import WorkspaceError, validation_problems
+from vadscene.files import atomic_write
 from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
 from vadscene.video import VideoProbeError, content_fingerprint, iter_video_files, probe_video
@@ -242,9 +243,7 @@ class Workspace:
 
     def save_config(self) -> None:
         text = yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False)
-        tmp = self.root / (CONFIG_NAME + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(self.root / CONFIG_NAME)
+        atomic_write(self.root / CONFIG_NAME, text)
 
     # --- parts ----------------------------------------------------------------------------
 
