@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers import small_tmpfs
 
 from vadscene.errors import OutputError
 from vadscene.files import atomic_write, replace_together
@@ -116,18 +117,8 @@ def test_a_failed_write_of_one_file_replaces_none(tmp_path: Path) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs (needs permission to mount; skipped elsewhere)."""
-    folder = tmp_path / "small"
-    folder.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small") as folder:
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True)
 
 
 def test_a_full_disk_is_one_line_and_keeps_the_old_file(small_disk: Path) -> None:

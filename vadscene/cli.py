@@ -171,7 +171,7 @@ def scan(workspace: WorkspaceArg) -> None:
 @app.command(epilog="Example: vadscene status ucf-ws")
 def status(workspace: WorkspaceArg) -> None:
     """Show a workspace's videos, annotators and annotation progress."""
-    with Workspace.open(workspace) as ws:
+    with Workspace.open(workspace, read_only=True) as ws:
         store = ws.store
         videos = store.videos()
         out.print(
@@ -227,7 +227,7 @@ def export(
 
     if annotator and consensus:
         raise VadsceneError("give --annotator NAME or --consensus, not both")
-    with Workspace.open(workspace) as ws:
+    with Workspace.open(workspace, read_only=True) as ws:
         release = build_release(ws, annotator=annotator)
     schema_path = write_release(release, out_file, csv_path=csv_file)
     out.print(

@@ -35,6 +35,7 @@ The schema is versioned with ``PRAGMA user_version`` and upgraded by :data:`MIGR
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -1170,6 +1171,16 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _BUSY_CODES
 
 
+def _disk_is_full(path: Path) -> bool:
+    """Whether the store's disk has no room for another page (SQLite reports a full disk met
+    while sizing its shared-memory index as an I/O error)."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
 def _store_error(path: Path, exc: sqlite3.Error, *, opening: bool = False) -> StoreError:
     """The one-line :class:`StoreError` subclass for an SQLite failure on the store at ``path``.
 
@@ -1183,7 +1194,7 @@ def _store_error(path: Path, exc: sqlite3.Error, *, opening: bool = False) -> St
             f"{path}: another program kept the store locked for over {WRITE_PATIENCE_S:.0f} s; "
             f"{action} — try again"
         )
-    if code == sqlite3.SQLITE_FULL:
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _disk_is_full(path)):
         return StoreFullError(f"{path}: the disk is full; {action} — free some space")
     if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN) or (
         code == sqlite3.SQLITE_AUTH

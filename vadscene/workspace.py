@@ -148,10 +148,18 @@ ScanProgress = Callable[[int, int, str], None]
 class Workspace:
     """An opened workspace. Use :meth:`create` or :meth:`open`."""
 
-    def __init__(self, root: Path, config: WorkspaceConfig, catalogue: Catalogue) -> None:
+    def __init__(
+        self,
+        root: Path,
+        config: WorkspaceConfig,
+        catalogue: Catalogue,
+        *,
+        read_only: bool = False,
+    ) -> None:
         self.root = root
         self.config = config
         self.catalogue = catalogue
+        self.read_only = read_only
         self._store: AnnotationStore | None = None
 
     # --- creation and opening -------------------------------------------------------------
@@ -218,8 +226,12 @@ class Workspace:
         return workspace
 
     @classmethod
-    def open(cls, root: Path | str) -> Workspace:
-        """Open an existing workspace; :class:`WorkspaceError` naming what is wrong otherwise."""
+    def open(cls, root: Path | str, *, read_only: bool = False) -> Workspace:
+        """Open an existing workspace; :class:`WorkspaceError` naming what is wrong otherwise.
+
+        ``read_only`` opens its store read-only: no lock is taken and nothing is created, so
+        it works beside busy writers and on a read-only mount (commands that only read use it).
+        """
         root = Path(root)
         config_path = root / CONFIG_NAME
         if not config_path.is_file():
@@ -239,7 +251,7 @@ class Workspace:
                 + "\n".join(f"  - {p}" for p in validation_problems(exc))
             ) from None
         catalogue = load_catalogue(_resolve(root, config.catalogue))
-        return cls(root, config, catalogue)
+        return cls(root, config, catalogue, read_only=read_only)
 
     def save_config(self) -> None:
         text = yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False)
@@ -250,7 +262,9 @@ class Workspace:
     @property
     def store(self) -> AnnotationStore:
         if self._store is None:
-            self._store = AnnotationStore(self.root / STORE_NAME, self.catalogue)
+            self._store = AnnotationStore(
+                self.root / STORE_NAME, self.catalogue, read_only=self.read_only
+            )
         return self._store
 
     def close(self) -> None:
