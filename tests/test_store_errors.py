@@ -4,8 +4,10 @@ mount, a damaged file — through the Python API and the CLI — and reading nee
 from __future__ import annotations
 
 import contextlib
+import signal
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from vadscene.errors import (
     StoreLockedError,
     StoreReadOnlyError,
     StoreUnavailableError,
+    WorkspaceError,
 )
 from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
@@ -154,3 +157,59 @@ def test_a_damaged_store_is_one_line(tmp_path: Path, catalogue: Catalogue) -> No
         AnnotationStore(path, catalogue)
     assert str(info.value).startswith(f"{path}: not a usable vadscene store")
     assert "\n" not in str(info.value)
+
+
+# --- interrupted creation leaves nothing that looks like a workspace ---------------------------
+
+KILLED_IMPORT = """
+import os, signal, sys
+import vadscene.release as release_module
+from vadscene.release import read_release, workspace_from_release
+
+real_import = release_module.import_release
+
+def import_then_die(release, workspace, **kwargs):
+    real_import(release, workspace, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)  # the import is in the store; nothing after it ran
+
+release_module.import_release = import_then_die
+workspace_from_release(read_release(sys.argv[1]), sys.argv[2])
+"""
+
+
+def test_a_killed_import_into_a_new_folder_leaves_no_workspace(
+    annotated: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vadscene.release import build_release, write_release
+
+    release_path = tmp_path / "r.json"
+    write_release(build_release(annotated), release_path)
+    target = tmp_path / "new" / "ws"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_IMPORT, str(release_path), str(target)], check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    assert not (target / "vadscene.yaml").exists()
+    with pytest.raises(WorkspaceError, match="creating this workspace was interrupted"):
+        Workspace.open(target)
+
+    assert run(["import", str(target), str(release_path)]) == 0
+    assert "created" in capsys.readouterr().out  # a fresh workspace, not a merge into leftovers
+    with Workspace.open(target) as fresh:
+        assert len(fresh.store.decision_log()) == len(
+            [d for d in annotated.store.current_decisions() if d.value is not None]
+        )
+    assert not (target / ".vadscene-incomplete").exists()
+
+
+def test_init_onto_a_full_disk_is_one_line_and_leaves_nothing(
+    tmp_path: Path, small_videos: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with small_tmpfs(tmp_path / "disk", size="24k") as disk:
+        code = run(["init", str(disk / "ws"), "--videos", str(small_videos)])
+        message = capsys.readouterr().err.strip()
+        assert code == 1
+        assert message.startswith(f"error: {disk / 'ws'}")
+        assert "the disk is full" in message
+        assert "\n" not in message
+        assert list(disk.iterdir()) == []

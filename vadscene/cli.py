@@ -134,6 +134,7 @@ def init(
     except ValidationError as exc:
         reasons = [problem.split(": ", 1)[-1] for problem in validation_problems(exc)]
         raise VadsceneError(f"--category-regex: {'; '.join(reasons)}") from None
+    reports: list[ScanReport] = []
     ws = Workspace.create(
         workspace,
         video_root=videos,
@@ -142,9 +143,10 @@ def init(
         ground_truth=GroundTruthRef(path=str(gt), format=gt_format) if gt else None,
         naming=naming,
         splits=dict(_split_option(s) for s in split or []),
+        populate=lambda created: reports.append(_scan_with_progress(created)),
     )
     with ws:
-        _print_scan(_scan_with_progress(ws), ws)
+        _print_scan(reports[0], ws)
 
 
 def _split_option(value: str) -> tuple[str, Path]:

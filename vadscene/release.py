@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -44,7 +43,7 @@ from vadscene.records import (
     VideoRecord,
 )
 from vadscene.store import Decision, ImportCounts
-from vadscene.workspace import Workspace
+from vadscene.workspace import Workspace, discard_incomplete
 
 SCHEMA_FILE_NAME = f"release-v{RELEASE_SCHEMA_VERSION}.schema.json"
 HUMAN_SOURCES = ("manual", "override")
@@ -520,36 +519,25 @@ def import_release(
 def workspace_from_release(release: Release, root: Path | str) -> Workspace:
     """A new workspace (without video files) holding exactly what the release holds.
 
-    ``root`` must be a new or empty folder. All or nothing: if anything fails, the folders this
-    call created are removed again, so a refused import leaves no half-made workspace.
+    ``root`` must be a new or empty folder. All or nothing: the workspace's configuration is
+    written only after the import, and if anything fails what this call created is removed
+    again; a killed import leaves no folder that looks like a workspace, and the next import
+    into it starts afresh (:meth:`Workspace.create`).
     """
     root = Path(root)
+    discard_incomplete(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise ReleaseError(
             f"{root}: not a vadscene workspace and not empty; import into a workspace or a new "
             "folder"
         )
-    created = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
-    workspace = None
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory() as scratch:
-            catalogue_file = Path(scratch) / "catalogue.json"
-            catalogue_file.write_text(release.catalogue.model_dump_json(), encoding="utf-8")
-            workspace = Workspace.create(
-                root, video_root=None, dataset=release.dataset, catalogue_path=catalogue_file
-            )
-        import_release(release, workspace)
-    except BaseException:
-        if workspace is not None:
-            workspace.close()
-        if created is not None:
-            shutil.rmtree(created, ignore_errors=True)
-        else:  # the folder was there, empty: empty it again
-            for child in root.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        raise
-    return workspace
+    with tempfile.TemporaryDirectory() as scratch:
+        catalogue_file = Path(scratch) / "catalogue.json"
+        catalogue_file.write_text(release.catalogue.model_dump_json(), encoding="utf-8")
+        return Workspace.create(
+            root,
+            video_root=None,
+            dataset=release.dataset,
+            catalogue_path=catalogue_file,
+            populate=lambda workspace: import_release(release, workspace),
+        )
