@@ -203,7 +203,9 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     DROP VIEW current_decisions;
     CREATE VIEW current_decisions AS
-        SELECT d.* FROM current_decision_ids AS c
+        SELECT d.decision_id, c.video_id, c.factor, d.value, c.annotator, d.source,
+            d.decided_at, d.note, d.undoes, d.replaced_auto_value, d.replaced_measurement
+        FROM current_decision_ids AS c
         JOIN decisions AS d ON d.decision_id = c.decision_id;
     """,
 )
@@ -221,6 +223,9 @@ BATCH_TARGET_S = 0.03
 """Bulk writes (imports) commit in batches sized to take about this long, so the write lock is
 held well under 100 ms even when a commit's fsync is slow: an annotator's decision waits at
 most one batch."""
+
+WAL_AUTOCHECKPOINT_PAGES = 1000
+"""SQLite's default: single writes fold the WAL back into the database every 1000 pages."""
 
 CACHE_KIB = 64 * 1024
 """SQLite page cache per connection. A 600k-decision log has five indexes; with SQLite's 2 MB
@@ -420,6 +425,13 @@ class AnnotationStore:
                 if isinstance(exc, sqlite3.Error):
                     raise _store_error(self.path, exc) from None
                 raise
+
+    def _pragma(self, pragma: str) -> None:
+        with self._lock:
+            try:
+                self._db.execute(f"PRAGMA {pragma}").fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(self.path, exc) from None
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         with self._lock:
@@ -1141,15 +1153,22 @@ class AnnotationStore:
         about :data:`BATCH_TARGET_S` each (doubling or halving the batch as it goes); returns
         the sum of what ``write`` returned."""
         total, start, size = 0, 0, 64
-        while start < len(items):
-            batch = items[start : start + size]
-            with self._write() as db:
-                total += write(db, batch)
-            start += len(batch)
-            if self.last_hold_s < BATCH_TARGET_S / 2:
-                size *= 2
-            elif self.last_hold_s > BATCH_TARGET_S:
-                size = max(1, int(size * BATCH_TARGET_S / self.last_hold_s))
+        # SQLite's automatic checkpoint runs inside COMMIT; between batches it is run here
+        # instead (PASSIVE: it waits for nobody), so the lock hold measured is the lock's.
+        self._pragma("wal_autocheckpoint=0")
+        try:
+            while start < len(items):
+                batch = items[start : start + size]
+                with self._write() as db:
+                    total += write(db, batch)
+                start += len(batch)
+                self._pragma("wal_checkpoint(PASSIVE)")
+                if self.last_hold_s < BATCH_TARGET_S / 2:
+                    size *= 2
+                elif self.last_hold_s > BATCH_TARGET_S:
+                    size = max(1, int(size * BATCH_TARGET_S / self.last_hold_s))
+        finally:
+            self._pragma(f"wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
         return total
 
     def revision(self) -> tuple[int, int, int, str | None]:
