@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -101,3 +103,19 @@ def current_values(root: Path, annotator: str, video: str) -> dict[str, str | No
             (annotator, video),
         ).fetchall()
     return dict(rows)
+
+
+@contextmanager
+def small_tmpfs(folder: Path, size: str = "64k") -> Iterator[Path]:
+    """``folder`` as a fresh tmpfs of ``size`` — a disk that fills up, and that can be
+    remounted read-only (``mount -o remount,ro``). Needs permission to mount; skips elsewhere."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)

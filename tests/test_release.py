@@ -268,3 +268,95 @@ def test_empty_workspace_has_nothing_to_release(tmp_path: Path) -> None:
         pytest.raises(ReleaseError, match="no videos; nothing to release"),
     ):
         build_release(empty)
+
+
+# --- merges never go back in time -------------------------------------------------------------
+
+
+def test_merge_never_reverts_a_newer_local_decision(
+    small_workspace: Workspace, tmp_path: Path, small_videos: Path
+) -> None:
+    """Ana exports; a colleague imports it, adds his own and exports; Ana changes crowd from
+    few to many; Ana merges the colleague's release: her current value stays many."""
+    ana = small_workspace
+    ana.store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    write_release(build_release(ana), tmp_path / "ana.json")
+    with Workspace.create(tmp_path / "colleague", video_root=small_videos) as colleague:
+        colleague.scan()
+        import_release(read_release(tmp_path / "ana.json"), colleague)
+        colleague.store.record_decision(ARSON, "crowd", "many", annotator="dan")
+        write_release(build_release(colleague), tmp_path / "colleague.json")
+    ana.store.record_decision(ABUSE, "crowd", "many", annotator="ana")
+    log_before = len(ana.store.decision_log())
+
+    counts = import_release(read_release(tmp_path / "colleague.json"), ana)
+
+    assert ana.store.current_values("ana") == {(ABUSE, "crowd"): "many"}
+    assert counts.decisions_added == 1  # dan's; ana's older decision is already in the log
+    assert counts.decisions_already_present == 1
+    assert counts.conflicts == ()
+    assert len(ana.store.decision_log()) == log_before + 1
+    assert build_release(ana).videos[0].factors["crowd"].value == "many"
+
+
+def test_an_imported_decision_older_than_the_local_one_is_a_conflict(
+    small_workspace: Workspace,
+) -> None:
+    store = small_workspace.store
+    store.record_decision(ABUSE, "crowd", "many", annotator="ana")
+    release = build_release(small_workspace)
+    local = release.videos[0].factors["crowd"].decisions[0]
+    older = local.model_copy(
+        update={"value": "few", "decided_at": datetime(2020, 1, 1, tzinfo=UTC)}
+    )
+    crowd = (
+        release.videos[0]
+        .factors["crowd"]
+        .model_copy(update={"value": "few", "decisions": (older,)})
+    )
+    video = release.videos[0].model_copy(
+        update={"factors": {**release.videos[0].factors, "crowd": crowd}}
+    )
+    stale = release.model_copy(update={"videos": (video, *release.videos[1:])})
+
+    counts = import_release(stale, small_workspace)
+
+    assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
+    assert counts.decisions_added == 1  # kept in the log as history, not as current
+    assert [
+        (c.video_id, c.factor, c.annotator, c.imported_value, c.local_value)
+        for c in counts.conflicts
+    ] == [(ABUSE, "crowd", "ana", "few", "many")]
+    assert counts.added_by_annotator == {"ana": 1}
+
+
+def test_a_newer_imported_decision_becomes_current_and_reimport_adds_nothing(
+    small_workspace: Workspace,
+) -> None:
+    store = small_workspace.store
+    store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    release = build_release(small_workspace)
+    local = release.videos[0].factors["crowd"].decisions[0]
+    newer = local.model_copy(
+        update={"value": "many", "decided_at": datetime(2099, 1, 1, tzinfo=UTC)}
+    )
+    crowd = (
+        release.videos[0]
+        .factors["crowd"]
+        .model_copy(update={"value": "many", "decisions": (newer,)})
+    )
+    video = release.videos[0].model_copy(
+        update={"factors": {**release.videos[0].factors, "crowd": crowd}}
+    )
+    ahead = release.model_copy(update={"videos": (video, *release.videos[1:])})
+
+    first = import_release(ahead, small_workspace)
+    again = import_release(ahead, small_workspace)
+
+    assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
+    assert (first.decisions_added, first.conflicts) == (1, ())
+    assert (again.decisions_added, again.decisions_already_present) == (0, 1)
+    # a decision made now is still older than the imported 2099 one: the log order decides
+    # nothing, the decision time does
+    store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}

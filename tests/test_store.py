@@ -315,3 +315,32 @@ def test_revision_changes_with_every_kind_of_write(store: AnnotationStore) -> No
     seen.add(store.revision())
     assert len(seen) == 4
     assert store.revision() == store.revision()  # reading changes nothing
+
+
+def test_migration_makes_the_latest_decision_time_current(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    """A version-2 store where a merge appended an older decision after a newer one (the row
+    order says few, the decision times say many): after the upgrade, many is current."""
+    from vadscene.store import _statements
+
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as db:
+        for script in MIGRATIONS[:2]:
+            for statement in _statements(script):
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 2")
+        db.execute(
+            "INSERT INTO videos VALUES ('Abuse001_x264', 'Abuse', NULL, 'a.mp4', 10, 25, 0.4, "
+            "64, 48, 'h264', 100, 'b2s:0', '2026-01-01T00:00:00+00:00')"
+        )
+        for value, at in (("few", "2026-01-01"), ("many", "2026-01-03"), ("few", "2026-01-01")):
+            db.execute(
+                "INSERT INTO decisions (video_id, factor, value, annotator, source, decided_at) "
+                f"VALUES ('Abuse001_x264', 'crowd', '{value}', 'ana', 'manual', "
+                f"'{at}T00:00:00.000000+00:00')"
+            )
+    with AnnotationStore(path, catalogue) as store:
+        assert store.current_values("ana") == {("Abuse001_x264", "crowd"): "many"}
+        store.record_decision("Abuse001_x264", "crowd", "few", annotator="ana")
+        assert store.current_values("ana") == {("Abuse001_x264", "crowd"): "few"}

@@ -134,6 +134,7 @@ def init(
     except ValidationError as exc:
         reasons = [problem.split(": ", 1)[-1] for problem in validation_problems(exc)]
         raise VadsceneError(f"--category-regex: {'; '.join(reasons)}") from None
+    reports: list[ScanReport] = []
     ws = Workspace.create(
         workspace,
         video_root=videos,
@@ -142,9 +143,10 @@ def init(
         ground_truth=GroundTruthRef(path=str(gt), format=gt_format) if gt else None,
         naming=naming,
         splits=dict(_split_option(s) for s in split or []),
+        populate=lambda created: reports.append(_scan_with_progress(created)),
     )
     with ws:
-        _print_scan(_scan_with_progress(ws), ws)
+        _print_scan(reports[0], ws)
 
 
 def _split_option(value: str) -> tuple[str, Path]:
@@ -171,7 +173,7 @@ def scan(workspace: WorkspaceArg) -> None:
 @app.command(epilog="Example: vadscene status ucf-ws")
 def status(workspace: WorkspaceArg) -> None:
     """Show a workspace's videos, annotators and annotation progress."""
-    with Workspace.open(workspace) as ws:
+    with Workspace.open(workspace, read_only=True) as ws:
         store = ws.store
         videos = store.videos()
         out.print(
@@ -227,7 +229,7 @@ def export(
 
     if annotator and consensus:
         raise VadsceneError("give --annotator NAME or --consensus, not both")
-    with Workspace.open(workspace) as ws:
+    with Workspace.open(workspace, read_only=True) as ws:
         release = build_release(ws, annotator=annotator)
     schema_path = write_release(release, out_file, csv_path=csv_file)
     out.print(
@@ -271,8 +273,23 @@ def import_(
         out.print(
             f"merged {release_file} into {workspace}: {counts.decisions_added} decisions added, "
             f"{counts.decisions_already_present} already present, {counts.videos_added} videos "
-            f"added, {counts.marks_set} marks set"
+            f"added, {counts.marks_set} marks set",
+            markup=False,
         )
+        for name, added in counts.added_by_annotator.items():
+            out.print(f"  {name}: {added} decisions added", markup=False)
+        if counts.conflicts:
+            out.print(
+                f"{len(counts.conflicts)} imported decisions are older than the workspace's "
+                "own and were kept as history only (the newer value stays current):",
+                markup=False,
+            )
+            for c in counts.conflicts:
+                out.print(
+                    f"  {c.video_id} {c.factor} ({c.annotator}): imported {c.imported_value} "
+                    f"of {c.imported_at}, kept {c.local_value} of {c.local_at}",
+                    markup=False,
+                )
     else:
         with workspace_from_release(release, workspace) as ws:
             out.print(

@@ -28,6 +28,31 @@ class StoreError(VadsceneError):
     """A write to the annotation store was refused (unknown video or factor, bad value, ...)."""
 
 
+class StoreUnavailableError(StoreError):
+    """The store could not be read or written although the input was fine: retrying later (or
+    after freeing disk space, or on a writable copy) may succeed. Nothing was written."""
+
+
+class StoreLockedError(StoreUnavailableError):
+    """Another writer held the store's lock for longer than the write path waits."""
+
+
+class StoreFullError(StoreUnavailableError):
+    """The disk holding the store (or an output file) is full."""
+
+
+class StoreReadOnlyError(StoreUnavailableError):
+    """The store's file or folder cannot be written (read-only mount or permissions)."""
+
+
+class StoreCorruptError(StoreError):
+    """The store's file is damaged or is not a vadscene store."""
+
+
+class OutputError(VadsceneError):
+    """An output file (release, CSV, schema, report, proxy) could not be written."""
+
+
 class ReleaseError(VadsceneError):
     """A release file cannot be read, is invalid, or does not fit the target workspace."""
 

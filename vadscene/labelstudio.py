@@ -49,9 +49,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from vadscene.catalogue import AMBIGUOUS, Catalogue
 from vadscene.errors import ReleaseError, validation_problems
+from vadscene.files import atomic_write
 from vadscene.paths import output_folder
 from vadscene.records import AUTO_ANNOTATOR, FactorDecision
-from vadscene.release import atomic_write
 from vadscene.serving import video_url
 from vadscene.store import Decision
 from vadscene.workspace import Workspace

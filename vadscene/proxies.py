@@ -20,10 +20,7 @@ Proxies are keyed by the source's content fingerprint, so replacing a video with
 from __future__ import annotations
 
 import logging
-import os
 import re
-import secrets
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -33,7 +30,8 @@ from pathlib import Path
 import av
 from av.video.frame import PictureType
 
-from vadscene.errors import VadsceneError, WorkspaceError
+from vadscene.errors import OutputError, VadsceneError, WorkspaceError
+from vadscene.files import atomic_output, process_exists
 from vadscene.records import VideoInfo
 from vadscene.video import VideoProbeError, content_fingerprint, probe_video
 from vadscene.workspace import Workspace
@@ -379,22 +377,19 @@ def make_proxy(
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProxyError(source, f"cannot write the proxy: {_reason(exc)}") from exc
-    # Unique per run (two builds may race on one video); not mkstemp, whose 0600 mode the
-    # rename would carry over to the proxy. The process id tells later runs whether its
-    # writer is still alive (see _remove_stale_temporaries).
-    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    # The temporary name is unique per run (two builds may race on one video) and carries
+    # the process id, which tells later runs whether its writer is still alive.
     try:
-        written = _transcode(source, tmp, probe.num_frames, max_height, progress)
-        if written != probe.num_frames:
-            raise ProxyError(
-                source,
-                f"decoded {written} of {probe.num_frames} frames; a proxy would shift frame "
-                "numbers",
-            )
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        with atomic_output(target) as tmp:
+            written = _transcode(source, tmp, probe.num_frames, max_height, progress)
+            if written != probe.num_frames:
+                raise ProxyError(
+                    source,
+                    f"decoded {written} of {probe.num_frames} frames; a proxy would shift frame "
+                    "numbers",
+                )
+    except OutputError as exc:
+        raise ProxyError(source, f"cannot write the proxy: {exc}") from exc
     return target
 
 
@@ -462,23 +457,6 @@ def _remove_stale(proxy_dir: Path, wanted: dict[str, str | None]) -> int:
     return removed
 
 
-def _process_exists(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this machine (when unsure: yes)."""
-    if pid <= 0 or pid == os.getpid() or sys.platform == "win32":
-        # os.kill(pid, 0) would interrupt the process on Windows; our own pid may be another
-        # thread's build. Both are kept, which is the safe side.
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    except (OverflowError, OSError):  # not a pid this system can have
-        return False
-    return True
-
-
 def _remove_stale_temporaries(proxy_dir: Path) -> list[str]:
     """Delete temporary files of :func:`make_proxy` whose process is gone; returns their names.
 
@@ -494,7 +472,7 @@ def _remove_stale_temporaries(proxy_dir: Path) -> list[str]:
     removed = []
     for path in sorted(proxy_dir.iterdir()):
         match = _TEMP_NAME.match(path.name)
-        if match is None or not path.is_file() or _process_exists(int(match["pid"])):
+        if match is None or not path.is_file() or process_exists(int(match["pid"])):
             continue
         try:
             path.unlink(missing_ok=True)

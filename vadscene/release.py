@@ -15,8 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
 import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -29,6 +27,7 @@ from pydantic import ValidationError
 from vadscene import __version__
 from vadscene.catalogue import AMBIGUOUS, Catalogue
 from vadscene.errors import ReleaseError, validation_problems
+from vadscene.files import replace_together
 from vadscene.records import (
     AUTO_ANNOTATOR,
     RELEASE_SCHEMA_VERSION,
@@ -44,7 +43,7 @@ from vadscene.records import (
     VideoRecord,
 )
 from vadscene.store import Decision, ImportCounts
-from vadscene.workspace import Workspace
+from vadscene.workspace import Workspace, discard_incomplete
 
 SCHEMA_FILE_NAME = f"release-v{RELEASE_SCHEMA_VERSION}.schema.json"
 HUMAN_SOURCES = ("manual", "override")
@@ -207,17 +206,23 @@ def release_json(release: Release) -> str:
 
 
 def write_release(release: Release, out: Path | str, *, csv_path: Path | str | None = None) -> Path:
-    """Write the release JSON (and CSV) atomically, and the JSON Schema beside it.
+    """Write the release JSON (and CSV) and the JSON Schema beside it, together or not at all.
 
-    Each file is written to a temporary file in the same folder, flushed to disk and renamed
-    over the target, so a reader never sees a half-written release. Returns the schema path.
+    :func:`vadscene.files.replace_together`: each file goes to a temporary file in its folder,
+    is synced and renamed over the target, with the umask's permissions; a reader never sees
+    a half-written release, nor a new JSON beside an old CSV. Returns the schema path.
     """
     out = Path(out)
     schema_path = out.parent / SCHEMA_FILE_NAME
-    atomic_write(out, release_json(release))
-    atomic_write(schema_path, json.dumps(release_json_schema(), indent=2) + "\n")
+    files = [
+        (out, release_json(release)),
+        (schema_path, json.dumps(release_json_schema(), indent=2) + "\n"),
+    ]
     if csv_path is not None:
-        atomic_write(Path(csv_path), release_csv(release))
+        files.append((Path(csv_path), release_csv(release)))
+    for path, _ in files:
+        _check_output_path(path)
+    replace_together(files)
     return schema_path
 
 
@@ -236,23 +241,11 @@ def release_csv(release: Release) -> str:
     return buffer.getvalue()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write text via a temporary file in the same folder, fsync and rename: readers see the
-    old file or the new one, never half of one."""
+def _check_output_path(path: Path) -> None:
     if not path.parent.is_dir():
         raise ReleaseError(f"{path}: folder {path.parent} does not exist")
     if path.is_dir():
         raise ReleaseError(f"{path} is a folder; give a file name, e.g. {path / path.name}.json")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --- reading and validating -----------------------------------------------------------------
@@ -526,36 +519,25 @@ def import_release(
 def workspace_from_release(release: Release, root: Path | str) -> Workspace:
     """A new workspace (without video files) holding exactly what the release holds.
 
-    ``root`` must be a new or empty folder. All or nothing: if anything fails, the folders this
-    call created are removed again, so a refused import leaves no half-made workspace.
+    ``root`` must be a new or empty folder. All or nothing: the workspace's configuration is
+    written only after the import, and if anything fails what this call created is removed
+    again; a killed import leaves no folder that looks like a workspace, and the next import
+    into it starts afresh (:meth:`Workspace.create`).
     """
     root = Path(root)
+    discard_incomplete(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise ReleaseError(
             f"{root}: not a vadscene workspace and not empty; import into a workspace or a new "
             "folder"
         )
-    created = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
-    workspace = None
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory() as scratch:
-            catalogue_file = Path(scratch) / "catalogue.json"
-            catalogue_file.write_text(release.catalogue.model_dump_json(), encoding="utf-8")
-            workspace = Workspace.create(
-                root, video_root=None, dataset=release.dataset, catalogue_path=catalogue_file
-            )
-        import_release(release, workspace)
-    except BaseException:
-        if workspace is not None:
-            workspace.close()
-        if created is not None:
-            shutil.rmtree(created, ignore_errors=True)
-        else:  # the folder was there, empty: empty it again
-            for child in root.iterdir():
-                if child.is_dir():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-        raise
-    return workspace
+    with tempfile.TemporaryDirectory() as scratch:
+        catalogue_file = Path(scratch) / "catalogue.json"
+        catalogue_file.write_text(release.catalogue.model_dump_json(), encoding="utf-8")
+        return Workspace.create(
+            root,
+            video_root=None,
+            dataset=release.dataset,
+            catalogue_path=catalogue_file,
+            populate=lambda workspace: import_release(release, workspace),
+        )

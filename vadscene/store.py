@@ -7,11 +7,27 @@ state is derived from it — the latest row per (video, factor, annotator). Undo
 restores the value in force before the undone decision. Per-video flags, skips and notes are an
 append-only log too.
 
+"Current" is the latest ``decided_at`` per (video, factor, annotator), the row id breaking ties
+only: merging a colleague's release, which carries older copies of one's own decisions, never
+goes back in time. A decision is identified by its content (video, factor, annotator, value,
+source, decided_at), so importing one the log already holds adds nothing. The table
+``current_decision_ids`` holds the current row per key; a trigger maintains it in the
+transaction of every insert, so current-state lookups are index lookups however long the log.
+
 The database runs in WAL mode with ``synchronous=FULL`` (a committed decision survives a power
-cut, not only a killed process) and a busy timeout, so several processes — two annotators, or
-the app and a CLI — may write at once. Writes take the lock up front (``BEGIN IMMEDIATE``) so two
-writers never deadlock upgrading read locks. Every write validates its input inside that
-transaction and writes nothing when it is refused.
+cut, not only a killed process), so several processes — two annotators, or the app and a CLI —
+may write at once. Writes take the lock up front (``BEGIN IMMEDIATE``) so two writers never
+deadlock upgrading read locks; a busy lock is waited for (busy timeout) and retried with
+backoff for :data:`WRITE_PATIENCE_S`, and writes are short — bulk imports commit in batches of
+at most :data:`BATCH_TARGET_S` — so an annotator's click never waits behind an import. Every
+write validates its input before it writes and writes nothing when it is refused. A store opened
+read-only (``read_only=True``) never takes a write lock, and works on a read-only mount.
+
+Every SQLite failure leaves this module as a :class:`~vadscene.errors.StoreError` with a
+one-line message: :class:`~vadscene.errors.StoreLockedError`,
+:class:`~vadscene.errors.StoreFullError`, :class:`~vadscene.errors.StoreReadOnlyError` (all
+:class:`~vadscene.errors.StoreUnavailableError`: the input was fine, retry later) or
+:class:`~vadscene.errors.StoreCorruptError`.
 
 The schema is versioned with ``PRAGMA user_version`` and upgraded by :data:`MIGRATIONS`.
 """
@@ -19,16 +35,27 @@ The schema is versioned with ``PRAGMA user_version`` and upgraded by :data:`MIGR
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
 
 from vadscene.catalogue import AMBIGUOUS, Catalogue
-from vadscene.errors import StoreError
+from vadscene.errors import (
+    StoreCorruptError,
+    StoreError,
+    StoreFullError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
 from vadscene.records import (
     AUTO_ANNOTATOR,
     AutoThreshold,
@@ -38,6 +65,24 @@ from vadscene.records import (
     VideoInfo,
     VideoMarks,
 )
+
+
+def _time_key(column: str) -> str:
+    """SQL for the sort key of a stored time: the instant in UTC, to the microsecond.
+
+    Stored times are ISO 8601 with microseconds and an offset (``…T05:00:00.123456+05:00``).
+    ``datetime()`` converts to UTC but keeps whole seconds; the fraction is the same in every
+    offset, so it is appended from the text. Keys compare as text in time order, so the
+    release's own offsets are kept as written and still order correctly. An offset SQLite
+    cannot read (one with seconds, which Python writes and no benchmark tool does) falls back
+    to the text as written.
+    """
+    fraction = f"substr({column}, 20, 7)"
+    return (
+        f"COALESCE(datetime({column}) || CASE WHEN substr({column}, 20, 1) = '.' "
+        f"THEN {fraction} ELSE '.000000' END, {column})"
+    )
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: videos, the decision log, marks, measurements, thresholds.
@@ -125,10 +170,77 @@ MIGRATIONS: tuple[str, ...] = (
         failed_at TEXT NOT NULL
     );
     """,
+    # 3: "current" is the latest decision time (row id breaks ties), kept in a table a trigger
+    # maintains; an index finds a decision by its content.
+    f"""
+    CREATE TABLE current_decision_ids (
+        video_id TEXT NOT NULL,
+        factor TEXT NOT NULL,
+        annotator TEXT NOT NULL,
+        decided_key TEXT NOT NULL,
+        decision_id INTEGER NOT NULL REFERENCES decisions(decision_id),
+        PRIMARY KEY (video_id, factor, annotator)
+    ) WITHOUT ROWID;
+    CREATE INDEX current_by_annotator ON current_decision_ids (annotator, video_id);
+    CREATE INDEX decisions_by_content ON decisions (video_id, factor, annotator, decided_at);
+    INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        SELECT video_id, factor, annotator, decided_key, decision_id FROM (
+            SELECT video_id, factor, annotator, {_time_key("decided_at")} AS decided_key,
+                decision_id, ROW_NUMBER() OVER (
+                PARTITION BY video_id, factor, annotator
+                ORDER BY {_time_key("decided_at")} DESC, decision_id DESC) AS rank
+            FROM decisions)
+        WHERE rank = 1;
+    CREATE TRIGGER decisions_keep_current AFTER INSERT ON decisions BEGIN
+        INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        VALUES (NEW.video_id, NEW.factor, NEW.annotator, {_time_key("NEW.decided_at")},
+            NEW.decision_id)
+        ON CONFLICT (video_id, factor, annotator) DO UPDATE
+        SET decided_key = excluded.decided_key, decision_id = excluded.decision_id
+        WHERE excluded.decided_key > current_decision_ids.decided_key
+           OR (excluded.decided_key = current_decision_ids.decided_key
+               AND excluded.decision_id > current_decision_ids.decision_id);
+    END;
+    DROP VIEW current_decisions;
+    CREATE VIEW current_decisions AS
+        SELECT d.decision_id, c.video_id, c.factor, d.value, c.annotator, d.source,
+            d.decided_at, d.note, d.undoes, d.replaced_auto_value, d.replaced_measurement
+        FROM current_decision_ids AS c
+        JOIN decisions AS d ON d.decision_id = c.decision_id;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
+BUSY_TIMEOUT_S = 2.0
+"""How long one attempt to take the write lock waits (SQLite's busy handler)."""
+
+WRITE_PATIENCE_S = 30.0
+"""How long a write keeps retrying a busy lock (with backoff) before it gives up with
+:class:`~vadscene.errors.StoreLockedError`. Writes are short, so only a stuck or foreign writer
+holds the lock this long."""
+
+BATCH_TARGET_S = 0.03
+"""Bulk writes (imports) commit in batches sized to take about this long, so the write lock is
+held well under 100 ms even when a commit's fsync is slow: an annotator's decision waits at
+most one batch."""
+
+WAL_AUTOCHECKPOINT_PAGES = 1000
+"""SQLite's default: single writes fold the WAL back into the database every 1000 pages."""
+
+CACHE_KIB = 64 * 1024
+"""SQLite page cache per connection. A 600k-decision log has five indexes; with SQLite's 2 MB
+default their random inserts and lookups miss the cache and an import slows down as it grows."""
+
 MARK_KINDS = ("flag", "skip", "note")
+
+
+T = TypeVar("T")
+
+_SAME_CONTENT = (
+    "d.video_id = i.video_id AND d.factor = i.factor AND d.annotator = i.annotator "
+    "AND d.decided_at = i.decided_at AND d.value IS i.value AND d.source = i.source"
+)
+"""Decision ``d`` has the content of decision ``i``: what identifies a decision across stores."""
 
 
 def utc_now() -> str:
@@ -154,6 +266,20 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class Conflict:
+    """An imported decision older than the local current one on its key, with another value:
+    it joins the log as history and the local (newer) value stays current."""
+
+    video_id: str
+    factor: str
+    annotator: str
+    imported_value: str | None
+    imported_at: str
+    local_value: str | None
+    local_at: str
+
+
+@dataclass(frozen=True)
 class ImportCounts:
     """What a release import added to the store."""
 
@@ -161,6 +287,8 @@ class ImportCounts:
     decisions_added: int
     decisions_already_present: int
     marks_set: int
+    conflicts: tuple[Conflict, ...] = ()
+    added_by_annotator: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -185,22 +313,61 @@ class AnnotationStore:
     in threads); separate processes open their own instance on the same file.
     """
 
-    def __init__(self, path: Path | str, catalogue: Catalogue) -> None:
+    def __init__(self, path: Path | str, catalogue: Catalogue, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self.catalogue = catalogue
+        self.read_only = read_only
+        self._factor_keys = frozenset(catalogue.keys)
+        self.last_hold_s = 0.0
+        """How long the latest write transaction held the write lock (commit included)."""
+        self.longest_hold_s = 0.0
+        """The longest such hold since the store was opened (benchmarks report it)."""
         self._lock = threading.RLock()
         if not self.path.parent.is_dir():
             raise StoreError(f"{self.path}: folder {self.path.parent} does not exist")
+        if read_only and not self.path.is_file():
+            raise StoreError(f"{self.path}: no annotation store there")
         try:
-            self._db = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable vadscene store ({exc})") from None
+            self._db = self._connect()
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc, opening=True) from None
+        try:
+            if read_only:
+                self._check_readable_version()
+            else:
+                self._migrate()
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise _store_error(self.path, exc, opening=True) from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection: read-write (WAL, full sync, foreign keys), or read-only.
+
+        Read-only opens with ``mode=ro``, which takes no write lock and creates nothing; on a
+        read-only mount, where SQLite cannot create the WAL index beside the file, it falls
+        back to ``immutable=1`` (nobody can be writing a file on a read-only mount).
+        """
+        options = {"timeout": BUSY_TIMEOUT_S, "isolation_level": None, "check_same_thread": False}
+        if self.read_only:
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            try:
+                db = sqlite3.connect(uri, uri=True, **options)
+                db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                db = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
+            db.execute("PRAGMA query_only=ON")
+            db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            return db
+        db = sqlite3.connect(self.path, **options)
+        self._retry_busy(lambda: db.execute("PRAGMA journal_mode=WAL"))
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA temp_store=MEMORY")
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        return db
 
     def close(self) -> None:
         with self._lock:
@@ -214,34 +381,93 @@ class AnnotationStore:
 
     # --- plumbing -------------------------------------------------------------------------
 
+    def _retry_busy(self, attempt: Callable[[], object]) -> None:
+        """Run ``attempt`` until it does not meet a busy lock, backing off, for at most
+        :data:`WRITE_PATIENCE_S`; then :class:`StoreLockedError`."""
+        deadline = time.monotonic() + WRITE_PATIENCE_S
+        pause = 0.01
+        while True:
+            try:
+                attempt()
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction holding the database lock from its start."""
+        """One write transaction holding the database lock from its start.
+
+        Taking the lock is retried while another writer holds it; inside the transaction no
+        lock is waited for (WAL), so the body runs once. Any SQLite failure rolls back and
+        leaves as a :class:`StoreError` subclass.
+        """
+        if self.read_only:
+            raise StoreReadOnlyError(
+                f"{self.path}: the store was opened read-only; nothing was written"
+            )
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._retry_busy(lambda: self._db.execute("BEGIN IMMEDIATE"))
+            except sqlite3.Error as exc:
+                raise _store_error(self.path, exc) from None
+            locked_at = time.monotonic()
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("COMMIT")
+                self.last_hold_s = time.monotonic() - locked_at
+                self.longest_hold_s = max(self.longest_hold_s, self.last_hold_s)
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise _store_error(self.path, exc) from None
                 raise
-            self._db.execute("COMMIT")
+
+    def _pragma(self, pragma: str) -> None:
+        with self._lock:
+            try:
+                self._db.execute(f"PRAGMA {pragma}").fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(self.path, exc) from None
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         with self._lock:
-            return self._db.execute(sql, params).fetchall()
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(self.path, exc) from None
 
     def _migrate(self) -> None:
+        """Upgrade the schema; takes the write lock only when there is something to upgrade."""
+        if self._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
         with self._write() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.path}: store schema version {version} is newer than this vadscene "
-                    f"understands ({SCHEMA_VERSION}); upgrade vadscene"
-                )
+            self._refuse_newer(version)
             for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
                 for statement in _statements(script):
                     db.execute(statement)
                 db.execute(f"PRAGMA user_version = {number}")
+
+    def _check_readable_version(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        self._refuse_newer(version)
+        if version < SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: store schema version {version} needs upgrading to "
+                f"{SCHEMA_VERSION}, which a read-only open cannot do; run a writing command "
+                "(e.g. `vadscene scan`) on it once"
+            )
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: store schema version {version} is newer than this vadscene "
+                f"understands ({SCHEMA_VERSION}); upgrade vadscene"
+            )
 
     @property
     def schema_version(self) -> int:
@@ -253,17 +479,21 @@ class AnnotationStore:
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def get_meta(self, key: str) -> str | None:
-        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
-
     def register_videos(self, videos: Iterable[VideoInfo]) -> tuple[int, int]:
-        """Add or refresh videos in one transaction; returns (added, updated).
+        """Add or refresh videos, in short transactions; returns (added, updated).
 
         A re-registered video keeps all its decisions: only its probe fields change.
         """
-        with self._write() as db:
-            return self._register_videos(db, videos)
+        counts = [0, 0]
+
+        def register(db: sqlite3.Connection, batch: Sequence[VideoInfo]) -> int:
+            added, updated = self._register_videos(db, batch)
+            counts[0] += added
+            counts[1] += updated
+            return added
+
+        self._in_batches(list(videos), register)
+        return counts[0], counts[1]
 
     @staticmethod
     def _register_videos(db: sqlite3.Connection, videos: Iterable[VideoInfo]) -> tuple[int, int]:
@@ -376,24 +606,7 @@ class AnnotationStore:
         decided_at: str | None,
         replaced: tuple[str | None, float | None] | None = None,
     ) -> Decision:
-        if factor not in self.catalogue.keys:
-            raise StoreError(
-                f"video '{video_id}': unknown factor '{factor}' "
-                f"(catalogue '{self.catalogue.name}' has: {', '.join(self.catalogue.keys)})"
-            )
-        spec = self.catalogue.factor(factor)
-        if value is not None and not spec.allows(value):
-            raise StoreError(
-                f"video '{video_id}', factor '{factor}': value '{value}' is not allowed "
-                f"(expected one of: {', '.join([*spec.values, AMBIGUOUS])})"
-            )
-        _check_annotator(annotator, source)
-        if source == "auto" and spec.source != "auto":
-            raise StoreError(f"factor '{factor}' is manual; it takes no 'auto' decisions")
-        if source == "override" and spec.source != "auto":
-            raise StoreError(f"factor '{factor}' is manual; there is no auto pole to override")
-        if source == "manual" and spec.source == "auto":
-            source = "override"
+        source = self._checked_source(video_id, factor, value, annotator, source)
         self._require_video(db, video_id)
         if replaced is None:
             replaced = (
@@ -413,6 +626,36 @@ class AnnotationStore:
                 *replaced,
             ),
         )
+
+    def _checked_source(
+        self,
+        video_id: str,
+        factor: str,
+        value: str | None,
+        annotator: str,
+        source: DecisionSource,
+    ) -> DecisionSource:
+        """Refuse a decision the catalogue does not allow; returns its source as stored (a
+        manual decision on an auto factor is an ``override``)."""
+        if factor not in self._factor_keys:
+            raise StoreError(
+                f"video '{video_id}': unknown factor '{factor}' "
+                f"(catalogue '{self.catalogue.name}' has: {', '.join(self.catalogue.keys)})"
+            )
+        spec = self.catalogue.factor(factor)
+        if value is not None and not spec.allows(value):
+            raise StoreError(
+                f"video '{video_id}', factor '{factor}': value '{value}' is not allowed "
+                f"(expected one of: {', '.join([*spec.values, AMBIGUOUS])})"
+            )
+        _check_annotator(annotator, source)
+        if source == "auto" and spec.source != "auto":
+            raise StoreError(f"factor '{factor}' is manual; it takes no 'auto' decisions")
+        if source == "override" and spec.source != "auto":
+            raise StoreError(f"factor '{factor}' is manual; there is no auto pole to override")
+        if source == "manual" and spec.source == "auto":
+            return "override"
+        return source
 
     def _auto_state(
         self, db: sqlite3.Connection, video_id: str, factor: str
@@ -456,11 +699,21 @@ class AnnotationStore:
             if target is None:
                 return None
             undone = Decision(*target)
+            # "before" in the order that defines current: decision time, then row id
+            key = _time_key("decided_at")
             before = db.execute(
                 "SELECT value, source, note, replaced_auto_value, replaced_measurement "
-                "FROM decisions WHERE video_id = ? AND factor = ? AND annotator = ? "
-                "AND decision_id < ? ORDER BY decision_id DESC LIMIT 1",
-                (undone.video_id, undone.factor, annotator, undone.decision_id),
+                "FROM decisions WHERE video_id = :video AND factor = :factor "
+                f"AND annotator = :annotator AND ({key} < {_time_key(':at')} "
+                f"OR ({key} = {_time_key(':at')} AND decision_id < :id)) "
+                f"ORDER BY {key} DESC, decision_id DESC LIMIT 1",
+                {
+                    "video": undone.video_id,
+                    "factor": undone.factor,
+                    "annotator": annotator,
+                    "at": undone.decided_at,
+                    "id": undone.decision_id,
+                },
             ).fetchone()
             value, source, note, replaced_value, replaced_measurement = before or (
                 None,
@@ -496,7 +749,9 @@ class AnnotationStore:
     def current_decisions(
         self, *, video_id: str | None = None, annotator: str | None = None
     ) -> list[Decision]:
-        """The latest decision per (video, factor, annotator), cleared ones included."""
+        """The current decision per (video, factor, annotator), cleared ones included: the
+        latest ``decided_at``, the row id breaking ties. An index lookup per (video,
+        annotator), however long the log."""
         clauses, params = [], []
         if video_id is not None:
             clauses.append("video_id = ?")
@@ -720,52 +975,201 @@ class AnnotationStore:
         measurements: Iterable[tuple[str, str, Measurement]],
         thresholds: Iterable[AutoThreshold],
     ) -> ImportCounts:
-        """Merge released rows in one transaction: all of it lands, or nothing does.
+        """Merge released rows; every row is checked before anything is written.
 
-        A decision identical to the annotator's current one (value, source and time) is
-        skipped, so importing the same release twice changes nothing; any other decision is
-        appended to the log with its original time and provenance.
+        A decision the log already holds (same video, factor, annotator, value, source and
+        decision time) is skipped, so importing a release twice changes nothing; any other is
+        appended with its original time and provenance and becomes current only if it is the
+        latest decision on its key — an imported decision older than the local current one
+        with another value is reported as a :class:`Conflict` and stays history.
+
+        Cost is linear in the rows: duplicates are found by one indexed set operation over a
+        temporary table, and rows are written in short transactions (:data:`BATCH_TARGET_S`)
+        so annotators keep working meanwhile. An interrupted import leaves a prefix of the
+        rows, and importing the same release again completes it.
         """
-        added = skipped = marks_set = 0
-        with self._write() as db:
-            new_videos, _ = self._register_videos(db, videos)
-            for video_id, factor, d in decisions:
-                decided_at = d.decided_at.isoformat(timespec="microseconds")
-                current = db.execute(
-                    "SELECT value, source, decided_at FROM current_decisions "
-                    "WHERE video_id = ? AND factor = ? AND annotator = ?",
-                    (video_id, factor, d.annotator),
-                ).fetchone()
-                if current == (d.value, d.source, decided_at):
-                    skipped += 1
-                    continue
-                self._append_decision(
-                    db,
+        videos, marks = list(videos), list(marks)
+        measurements, thresholds = list(measurements), list(thresholds)
+        known = {row[0] for row in self._read("SELECT video_id FROM videos")}
+        known.update(v.video_id for v in videos)
+        rows = []
+        for video_id, factor, d in decisions:
+            source = self._checked_source(video_id, factor, d.value, d.annotator, d.source)
+            self._require_known(video_id, known)
+            rows.append(
+                (
                     video_id,
                     factor,
                     d.value,
-                    annotator=d.annotator,
-                    source=d.source,
-                    note=d.note,
-                    decided_at=decided_at,
-                    replaced=(d.replaced_auto_value, d.replaced_measurement),
+                    d.annotator,
+                    source,
+                    d.decided_at.isoformat(timespec="microseconds"),
+                    d.note,
+                    d.replaced_auto_value,
+                    d.replaced_measurement,
                 )
-                added += 1
-            for video_id, m in marks:
-                current = self._current_marks(db, video_id).get(
-                    (video_id, m.annotator), {"flag": False, "skip": False, "note": None}
-                )
-                for kind, value in (("flag", m.flagged), ("skip", m.skipped), ("note", m.note)):
-                    if current[kind] != value:
-                        self._append_mark(db, video_id, kind, value, m.annotator, None)
-                        marks_set += 1
-            for video_id, statistic, measurement in measurements:
-                self._record_measurement(db, video_id, statistic, measurement)
+            )
+        for video_id, m in marks:
+            _check_annotator(m.annotator, "manual")
+            self._require_known(video_id, known)
+        for video_id, _statistic, _measurement in measurements:
+            self._require_known(video_id, known)
+        for t in thresholds:
+            self.catalogue.factor(t.factor)
+
+        new_videos = self._in_batches(videos, lambda db, batch: self._register_videos(db, batch)[0])
+        added, conflicts, by_annotator = self._merge_decisions(rows)
+        marks_set = self._in_batches(marks, self._merge_marks)
+        self._in_batches(measurements, self._merge_measurements)
+        with self._write() as db:
             for t in thresholds:
                 self._set_threshold(
                     db, t.factor, t.statistic, t.rule, t.thresholds, t.set_at.isoformat()
                 )
-        return ImportCounts(new_videos, added, skipped, marks_set)
+        return ImportCounts(
+            new_videos, added, len(rows) - added, marks_set, conflicts, by_annotator
+        )
+
+    def _require_known(self, video_id: str, known: set[str]) -> None:
+        if video_id not in known:
+            raise StoreError(
+                f"unknown video '{video_id}' (the store at {self.path} registers "
+                f"{len(known)} videos)"
+            )
+
+    def _merge_decisions(
+        self, rows: list[tuple]
+    ) -> tuple[int, tuple[Conflict, ...], dict[str, int]]:
+        """Append the rows the log does not hold yet; (added, conflicts, added per annotator).
+
+        The rows go into a temporary table (private to this connection, so filling it takes
+        no lock on the store); one indexed statement marks those already in the log — and
+        repeats within the rows — and conflicts are read with one join. Each batch re-marks
+        its rows inside its own transaction before inserting, so a concurrent import of the
+        same release cannot add a decision twice.
+        """
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN")
+                db.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS incoming_decisions (seq INTEGER PRIMARY "
+                    "KEY, video_id TEXT, factor TEXT, value TEXT, annotator TEXT, source TEXT, "
+                    "decided_at TEXT, note TEXT, replaced_auto_value TEXT, "
+                    "replaced_measurement REAL, present INTEGER NOT NULL DEFAULT 0)"
+                )
+                db.execute(
+                    "CREATE INDEX IF NOT EXISTS temp.incoming_by_content ON incoming_decisions "
+                    "(video_id, factor, annotator, decided_at)"
+                )
+                db.execute("DELETE FROM incoming_decisions")
+                db.executemany(
+                    "INSERT INTO incoming_decisions (video_id, factor, value, annotator, source, "
+                    "decided_at, note, replaced_auto_value, replaced_measurement) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                db.execute(
+                    "UPDATE incoming_decisions AS i SET present = 1 WHERE EXISTS (SELECT 1 FROM "
+                    f"decisions AS d WHERE {_SAME_CONTENT}) OR EXISTS (SELECT 1 FROM "
+                    f"incoming_decisions AS d WHERE {_SAME_CONTENT} AND d.seq < i.seq)"
+                )
+                conflicts = tuple(
+                    Conflict(*row)
+                    for row in db.execute(
+                        "SELECT i.video_id, i.factor, i.annotator, i.value, i.decided_at, "
+                        "d.value, d.decided_at FROM incoming_decisions AS i "
+                        "JOIN current_decision_ids AS c ON c.video_id = i.video_id "
+                        "AND c.factor = i.factor AND c.annotator = i.annotator "
+                        "JOIN decisions AS d ON d.decision_id = c.decision_id "
+                        f"WHERE i.present = 0 AND {_time_key('i.decided_at')} < c.decided_key "
+                        "AND d.value IS NOT i.value ORDER BY i.seq"
+                    )
+                )
+                pending = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT seq FROM incoming_decisions WHERE present = 0 ORDER BY seq"
+                    )
+                ]
+                db.execute("COMMIT")
+            except BaseException as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise _store_error(self.path, exc) from None
+                raise
+
+            def insert(db: sqlite3.Connection, batch: Sequence[int]) -> int:
+                bounds = (batch[0], batch[-1])
+                db.execute(
+                    "UPDATE incoming_decisions AS i SET present = 1 WHERE seq BETWEEN ? AND ? "
+                    f"AND present = 0 AND EXISTS (SELECT 1 FROM decisions AS d WHERE "
+                    f"{_SAME_CONTENT})",
+                    bounds,
+                )
+                return db.execute(
+                    f"INSERT INTO decisions ({_DECISION_COLUMNS.split(', ', 1)[1]}) "
+                    "SELECT video_id, factor, value, annotator, source, decided_at, note, NULL, "
+                    "replaced_auto_value, replaced_measurement FROM incoming_decisions "
+                    "WHERE seq BETWEEN ? AND ? AND present = 0 ORDER BY seq",
+                    bounds,
+                ).rowcount
+
+            added = self._in_batches(pending, insert)
+            by_annotator = dict(
+                self._read(
+                    "SELECT annotator, COUNT(*) FROM incoming_decisions WHERE present = 0 "
+                    "GROUP BY annotator ORDER BY annotator"
+                )
+            )
+            db.execute("DELETE FROM incoming_decisions")
+        return added, conflicts, by_annotator
+
+    def _merge_marks(self, db: sqlite3.Connection, batch: Sequence[tuple[str, VideoMarks]]) -> int:
+        """Set each imported mark that differs from the current one; returns how many."""
+        marks_set = 0
+        for video_id, m in batch:
+            current = self._current_marks(db, video_id).get(
+                (video_id, m.annotator), {"flag": False, "skip": False, "note": None}
+            )
+            for kind, value in (("flag", m.flagged), ("skip", m.skipped), ("note", m.note)):
+                if current[kind] != value:
+                    self._append_mark(db, video_id, kind, value, m.annotator, None)
+                    marks_set += 1
+        return marks_set
+
+    def _merge_measurements(
+        self, db: sqlite3.Connection, batch: Sequence[tuple[str, str, Measurement]]
+    ) -> int:
+        for video_id, statistic, measurement in batch:
+            self._record_measurement(db, video_id, statistic, measurement)
+        return len(batch)
+
+    def _in_batches(
+        self, items: Sequence[T], write: Callable[[sqlite3.Connection, Sequence[T]], int]
+    ) -> int:
+        """``write`` the items in consecutive transactions sized to hold the write lock for
+        about :data:`BATCH_TARGET_S` each (doubling or halving the batch as it goes); returns
+        the sum of what ``write`` returned."""
+        total, start, size = 0, 0, 64
+        # SQLite's automatic checkpoint runs inside COMMIT; between batches it is run here
+        # instead (PASSIVE: it waits for nobody), so the lock hold measured is the lock's.
+        self._pragma("wal_autocheckpoint=0")
+        try:
+            while start < len(items):
+                batch = items[start : start + size]
+                with self._write() as db:
+                    total += write(db, batch)
+                start += len(batch)
+                self._pragma("wal_checkpoint(PASSIVE)")
+                if self.last_hold_s < BATCH_TARGET_S / 2:
+                    size *= 2
+                elif self.last_hold_s > BATCH_TARGET_S:
+                    size = max(1, int(size * BATCH_TARGET_S / self.last_hold_s))
+        finally:
+            self._pragma(f"wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        return total
 
     def revision(self) -> tuple[int, int, int, str | None]:
         """Changes whenever decisions, marks or measurements change: a cache key for views."""
@@ -777,6 +1181,54 @@ class AnnotationStore:
 
     def integrity_check(self) -> str:
         return self._read("PRAGMA integrity_check")[0][0]
+
+
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _BUSY_CODES
+
+
+def _disk_is_full(path: Path) -> bool:
+    """Whether the store's disk has no room for another page (SQLite reports a full disk met
+    while sizing its shared-memory index as an I/O error)."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
+def _store_error(path: Path, exc: sqlite3.Error, *, opening: bool = False) -> StoreError:
+    """The one-line :class:`StoreError` subclass for an SQLite failure on the store at ``path``.
+
+    Extended result codes are reduced to their primary code (``& 0xFF``): ``SQLITE_IOERR_*``
+    covers many system calls, ``SQLITE_FULL`` and ``SQLITE_READONLY_*`` have variants.
+    """
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    action = "could not be opened" if opening else "nothing was saved"
+    if code in _BUSY_CODES:
+        return StoreLockedError(
+            f"{path}: another program kept the store locked for over {WRITE_PATIENCE_S:.0f} s; "
+            f"{action} — try again"
+        )
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _disk_is_full(path)):
+        return StoreFullError(f"{path}: the disk is full; {action} — free some space")
+    if code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN) or (
+        code == sqlite3.SQLITE_AUTH
+    ):
+        return StoreReadOnlyError(
+            f"{path}: the store or its folder cannot be written (read-only mount or "
+            f"permissions); {action}"
+        )
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return StoreCorruptError(f"{path}: not a usable vadscene store (the file is damaged)")
+    if code == sqlite3.SQLITE_IOERR:
+        return StoreUnavailableError(f"{path}: disk input/output error; {action}")
+    if opening and isinstance(exc, sqlite3.DatabaseError):
+        return StoreCorruptError(f"{path}: not a usable vadscene store ({exc})")
+    return StoreError(f"{path}: {exc}")
 
 
 def _check_annotator(annotator: str, source: str) -> None:

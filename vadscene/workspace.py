@@ -15,6 +15,7 @@ videos are added, changed ones re-probed, vanished ones reported — decisions a
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.errors import WorkspaceError, validation_problems
+from vadscene.files import atomic_write
 from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
 from vadscene.video import VideoProbeError, content_fingerprint, iter_video_files, probe_video
@@ -36,6 +38,9 @@ CONFIG_NAME = "vadscene.yaml"
 CATALOGUE_NAME = "catalogue.yaml"
 STORE_NAME = "annotations.db"
 WORKSPACE_FORMAT = 1
+INCOMPLETE_NAME = ".vadscene-incomplete"
+"""Marker of a workspace being created: lists what the creation made, so an interrupted one
+can be removed. A folder holding it is not a workspace (its ``vadscene.yaml`` comes last)."""
 
 GroundTruthFormat = Literal["ucf-crime", "npy-folder", "json", "table"]
 GROUND_TRUTH_FORMATS: tuple[str, ...] = GroundTruthFormat.__args__
@@ -147,10 +152,18 @@ ScanProgress = Callable[[int, int, str], None]
 class Workspace:
     """An opened workspace. Use :meth:`create` or :meth:`open`."""
 
-    def __init__(self, root: Path, config: WorkspaceConfig, catalogue: Catalogue) -> None:
+    def __init__(
+        self,
+        root: Path,
+        config: WorkspaceConfig,
+        catalogue: Catalogue,
+        *,
+        read_only: bool = False,
+    ) -> None:
         self.root = root
         self.config = config
         self.catalogue = catalogue
+        self.read_only = read_only
         self._store: AnnotationStore | None = None
 
     # --- creation and opening -------------------------------------------------------------
@@ -166,8 +179,16 @@ class Workspace:
         ground_truth: GroundTruthRef | None = None,
         naming: NamingRules | None = None,
         splits: dict[str, Path | str] | None = None,
+        populate: Callable[[Workspace], object] | None = None,
     ) -> Workspace:
-        """Create a workspace folder (it must not already be a workspace). Does not scan.
+        """Create a workspace folder (it must not already be a workspace).
+
+        ``populate`` (e.g. a scan, or a release import) runs before the configuration is
+        written: ``vadscene.yaml``, which makes a folder a workspace, is written last. If
+        anything fails, what this call created is removed again; if the process is killed,
+        the folder holds no ``vadscene.yaml`` — nothing that looks like a workspace — and a
+        marker (:data:`INCOMPLETE_NAME`) listing what it created, which the next ``create``
+        (or :func:`discard_incomplete`) removes.
 
         Paths are taken relative to the current directory; they are stored relative to the
         workspace when inside it, so a workspace folder can be moved with its videos.
@@ -199,28 +220,63 @@ class Workspace:
             naming=naming or NamingRules(),
             ground_truth=ground_truth,
         )
-        root.mkdir(parents=True, exist_ok=True)
-        for sub in ("cache", "releases"):
-            (root / sub).mkdir(exist_ok=True)
-        if catalogue_path is None or Path(catalogue_path).suffix.lower() not in (".yaml", ".yml"):
-            (root / CATALOGUE_NAME).write_text(
-                yaml.safe_dump(
-                    catalogue.model_dump(mode="json"), sort_keys=False, allow_unicode=True
-                ),
-                encoding="utf-8",
+        discard_incomplete(root)
+        first_new = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
+        created = (
+            [first_new]
+            if first_new is not None
+            else [
+                root / name
+                for name in ("cache", "releases", CATALOGUE_NAME, *_store_files())
+                if not (root / name).exists()
+            ]
+        )
+        workspace = None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            atomic_write(
+                root / INCOMPLETE_NAME,
+                json.dumps({"created": [str(path.resolve()) for path in created]}),
             )
-        else:
-            shutil.copyfile(catalogue_path, root / CATALOGUE_NAME)
-        workspace = cls(root, config, catalogue)
-        workspace.save_config()
-        workspace.store.set_meta("dataset", config.dataset)
+            for sub in ("cache", "releases"):
+                (root / sub).mkdir(exist_ok=True)
+            if catalogue_path is None or Path(catalogue_path).suffix.lower() not in (
+                ".yaml",
+                ".yml",
+            ):
+                text = yaml.safe_dump(
+                    catalogue.model_dump(mode="json"), sort_keys=False, allow_unicode=True
+                )
+            else:
+                text = Path(catalogue_path).read_text(encoding="utf-8")
+            atomic_write(root / CATALOGUE_NAME, text)
+            workspace = cls(root, config, catalogue)
+            workspace.store.set_meta("dataset", config.dataset)
+            if populate is not None:
+                populate(workspace)
+            workspace.save_config()
+        except BaseException:
+            if workspace is not None:
+                workspace.close()
+            discard_incomplete(root)
+            raise
+        (root / INCOMPLETE_NAME).unlink()
         return workspace
 
     @classmethod
-    def open(cls, root: Path | str) -> Workspace:
-        """Open an existing workspace; :class:`WorkspaceError` naming what is wrong otherwise."""
+    def open(cls, root: Path | str, *, read_only: bool = False) -> Workspace:
+        """Open an existing workspace; :class:`WorkspaceError` naming what is wrong otherwise.
+
+        ``read_only`` opens its store read-only: no lock is taken and nothing is created, so
+        it works beside busy writers and on a read-only mount (commands that only read use it).
+        """
         root = Path(root)
         config_path = root / CONFIG_NAME
+        if (root / INCOMPLETE_NAME).exists():
+            raise WorkspaceError(
+                f"{root}: creating this workspace was interrupted, so it is not a workspace; "
+                "run the `vadscene init` or `vadscene import` again"
+            )
         if not config_path.is_file():
             raise WorkspaceError(
                 f"{root} is not a vadscene workspace (no {CONFIG_NAME}); create one with "
@@ -238,20 +294,20 @@ class Workspace:
                 + "\n".join(f"  - {p}" for p in validation_problems(exc))
             ) from None
         catalogue = load_catalogue(_resolve(root, config.catalogue))
-        return cls(root, config, catalogue)
+        return cls(root, config, catalogue, read_only=read_only)
 
     def save_config(self) -> None:
         text = yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False)
-        tmp = self.root / (CONFIG_NAME + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(self.root / CONFIG_NAME)
+        atomic_write(self.root / CONFIG_NAME, text)
 
     # --- parts ----------------------------------------------------------------------------
 
     @property
     def store(self) -> AnnotationStore:
         if self._store is None:
-            self._store = AnnotationStore(self.root / STORE_NAME, self.catalogue)
+            self._store = AnnotationStore(
+                self.root / STORE_NAME, self.catalogue, read_only=self.read_only
+            )
         return self._store
 
     def close(self) -> None:
@@ -365,6 +421,29 @@ class Workspace:
             for video_id in read_video_list(_resolve(self.root, list_path)):
                 membership.setdefault(video_id, name)
         return membership
+
+
+def _store_files() -> tuple[str, ...]:
+    return (STORE_NAME, f"{STORE_NAME}-wal", f"{STORE_NAME}-shm", f"{STORE_NAME}-journal")
+
+
+def discard_incomplete(root: Path) -> bool:
+    """Remove what an interrupted :meth:`Workspace.create` left in ``root`` (the paths its
+    :data:`INCOMPLETE_NAME` marker lists, and the marker); True when there was something."""
+    marker = root / INCOMPLETE_NAME
+    if not marker.is_file():
+        return False
+    try:
+        created = [Path(p) for p in json.loads(marker.read_text(encoding="utf-8"))["created"]]
+    except (ValueError, KeyError, TypeError):
+        created = []  # a marker cut short: nothing listed yet, so nothing was made after it
+    for path in created:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    marker.unlink(missing_ok=True)
+    return True
 
 
 def _portable(root: Path, path: Path) -> str:

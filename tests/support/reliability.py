@@ -1361,7 +1361,9 @@ def _reexport(root: Path, release: Release, scratch: Path) -> list[str]:
 
 
 def _check_merge(release: Release, root: Path) -> list[str]:
-    """After a merge: every released decision and mark is current; a second merge adds nothing."""
+    """After a merge: every released decision is current unless the store holds a later one on
+    its key (merges never go back in time), every mark is current; a second merge adds
+    nothing."""
     with Workspace.open(root) as workspace:
         store = workspace.store
         current = {(d.video_id, d.factor, d.annotator): d for d in store.current_decisions()}
@@ -1372,7 +1374,10 @@ def _check_merge(release: Release, root: Path) -> list[str]:
                 for d in assignment.decisions:
                     now = current.get((video.video_id, key, d.annotator))
                     released = (d.value, d.source, d.decided_at.isoformat(timespec="microseconds"))
-                    if now is None or (now.value, now.source, now.decided_at) != released:
+                    if now is None or (
+                        (now.value, now.source, now.decided_at) != released
+                        and datetime.fromisoformat(now.decided_at) <= d.decided_at
+                    ):
                         found.append(f"{video.video_id}/{key}/{d.annotator}: not current")
             for m in video.marks:
                 released_marks = {"flag": m.flagged, "skip": m.skipped, "note": m.note}

@@ -12,9 +12,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
-import os
 import re
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ import vl_convert
 
 from vadscene.audit import figures
 from vadscene.audit.result import AuditResult
+from vadscene.files import atomic_write
 
 _CONVENTION_LABELS = {
     "ground_truth": "Ground truth file",
@@ -107,7 +106,7 @@ def write_report(
     def write(name: str, text: str) -> None:
         path = out_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, text)
+        atomic_write(path, text)
         written[name] = path
 
     step("json")
@@ -702,19 +701,3 @@ th.text, td.text { text-align: left; }
 figure { margin: 1.2em 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; }
 """
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write a temp file beside ``path``, then ``os.replace`` it (atomic on one filesystem).
-
-    The temp file is opened with mode "x" rather than ``mkstemp`` so it gets the usual
-    umask-derived permissions: a report is meant to be read by others.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        with tmp.open("x", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
