@@ -266,9 +266,11 @@ def test_mask_may_be_a_list_of_bools(clips: dict[str, Path]) -> None:
 
 
 def test_params_are_the_cache_key() -> None:
+    libavcodec = ".".join(map(str, av.library_versions["libavcodec"]))
     assert MeasureParams().as_dict() == {
         "measure_version": MEASURE_VERSION,
         "decoder": "pyav",
+        "decoder_versions": f"PyAV {av.__version__}, libavcodec {libavcodec}",
         "stride": 1,
     }
     assert MeasureParams(stride=4).as_dict()["stride"] == 4

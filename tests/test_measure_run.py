@@ -11,7 +11,9 @@ import cv2
 import numpy as np
 import pytest
 
+from vadscene import measure
 from vadscene.cli import run
+from vadscene.measure import measure_video
 from vadscene.measure_run import measure_workspace
 from vadscene.records import AUTO_ANNOTATOR
 from vadscene.release import build_release
@@ -223,3 +225,69 @@ def test_demo_measured_poles_recover_the_planted_resolution(tmp_path: Path) -> N
         motion = _auto_poles(demo, "motion")
         for video in planted:  # terciles: a planted pole is never measured as the opposite one
             assert motion[video.video_id] in (video.planted["motion"], "ambiguous")
+
+
+def _gt_workspace(tmp_path: Path, gt_lines: str) -> tuple[Workspace, Path]:
+    """One 40-frame video with a fast event in frames 10-29, and a ucf-crime ground truth."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    write_scene_video(videos / "Fighting001_x264.mp4", blur=0, speed=0, segment=(10, 30))
+    gt = tmp_path / "gt.txt"
+    gt.write_text(gt_lines)
+    ws = Workspace.create(
+        tmp_path / "ws",
+        video_root=videos,
+        ground_truth=GroundTruthRef(path=str(gt), format="ucf-crime"),
+    )
+    ws.scan()
+    return ws, gt
+
+
+def test_editing_the_ground_truth_remeasures_motion(tmp_path: Path) -> None:
+    ws, gt = _gt_workspace(tmp_path, "Fighting001_x264.mp4 Fighting 10 30 -1 -1\n")
+    measure_workspace(ws, workers=1)
+    still = ws.store.measurements()["Fighting001_x264"]["motion"].value
+    gt.write_text("Fighting001_x264.mp4 Fighting 30 35 -1 -1\n")  # the event is now "normal"
+    report = measure_workspace(ws, workers=1)
+    assert report.measured == ["Fighting001_x264"] and report.reused == []
+    motion = ws.store.measurements()["Fighting001_x264"]["motion"]
+    # Independently: the whole clip with frames 30-34 (pairs 29-35) left out.
+    normal = np.ones(40, bool)
+    normal[30:35] = False
+    expected = measure_video(ws.video_path("Fighting001_x264"), normal_mask=normal).motion
+    assert motion.value == expected
+    assert motion.value > 10 * still  # the fast event now counts
+    assert measure_workspace(ws, workers=1).reused == ["Fighting001_x264"]
+    ws.close()
+
+
+def test_a_video_without_a_normal_pair_is_measured_once(tmp_path: Path) -> None:
+    ws, _ = _gt_workspace(tmp_path, "Fighting001_x264.mp4 Fighting 0 40 -1 -1\n")
+    measure_workspace(ws, workers=1)
+    stored = ws.store.measurements()["Fighting001_x264"]
+    assert "motion" not in stored and {"sharpness", "chroma"} <= set(stored)
+    again = measure_workspace(ws, workers=1)
+    assert again.measured == [] and again.reused == ["Fighting001_x264"]
+    ws.close()
+
+
+def test_motion_that_lost_its_normal_pairs_is_removed(tmp_path: Path) -> None:
+    """A stale motion value must not outlive the ground truth that made it."""
+    ws, gt = _gt_workspace(tmp_path, "Fighting001_x264.mp4 Fighting 10 30 -1 -1\n")
+    measure_workspace(ws, workers=1)
+    assert "motion" in ws.store.measurements()["Fighting001_x264"]
+    gt.write_text("Fighting001_x264.mp4 Fighting 0 40 -1 -1\n")
+    assert measure_workspace(ws, workers=1).measured == ["Fighting001_x264"]
+    assert "motion" not in ws.store.measurements()["Fighting001_x264"]
+    ws.close()
+
+
+def test_another_decoder_version_remeasures(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measure_workspace(workspace, workers=1)
+    monkeypatch.setattr(measure, "DECODER_VERSIONS", "PyAV 0.0, libavcodec 0.0.0")
+    report = measure_workspace(workspace, workers=1)
+    assert sorted(report.measured) == sorted(NAMES) and report.reused == []
+    stored = workspace.store.measurements()[NAMES[0]]["sharpness"]
+    assert stored.params["decoder_versions"] == "PyAV 0.0, libavcodec 0.0.0"

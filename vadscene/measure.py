@@ -147,6 +147,11 @@ MEASURE_VERSION = "2"
 DECODER = "pyav"
 """The decoder every measurement uses (part of the cache key: statistics are on its luma)."""
 
+DECODER_VERSIONS = f"PyAV {av.__version__}, libavcodec " + ".".join(
+    map(str, av.library_versions["libavcodec"])
+)
+"""The decoder's library versions, also in the cache key."""
+
 MASK_TOLERANCE = 0.05
 """Largest accepted difference between the mask length and the decoded frame count, as a
 fraction of the frame count. Decoders and annotation tools disagree by a frame or two at the
@@ -175,8 +180,14 @@ class MeasureParams:
             raise ValueError(f"stride must be a positive integer, got {self.stride!r}")
 
     def as_dict(self) -> dict[str, int | str]:
-        """Everything that determines the result: statistic version, decoder and stride."""
-        return {"measure_version": MEASURE_VERSION, "decoder": DECODER, "stride": self.stride}
+        """Everything that determines the result: statistic version, decoder and the versions
+        of its libraries (a new FFmpeg may decode a frame differently), and stride."""
+        return {
+            "measure_version": MEASURE_VERSION,
+            "decoder": DECODER,
+            "decoder_versions": DECODER_VERSIONS,
+            "stride": self.stride,
+        }
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@
 Each video is measured by :func:`vadscene.measure.measure_video` in a worker; the main process
 is the only writer and commits every video's statistics as soon as they arrive, so an
 interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A result is
-reused when its parameters — statistic version, stride, content fingerprint, how normal frames
-were chosen — equal the current ones. Failures (corrupt, truncated, zero-frame, non-video,
-vanished files) are recorded per video with their reason and never stop the run.
+reused when its parameters — statistic version, decoder versions, stride, content
+fingerprint, a digest of the normal-frame mask — equal the current ones. Failures (corrupt,
+truncated, zero-frame, non-video, vanished files) are recorded per video with their reason and
+never stop the run.
 
 Workers: a local process pool by default; with ``scheduler="tcp://host:8786"`` the same calls
 go to a Dask distributed cluster (the video paths must be readable from the workers).
@@ -13,6 +14,7 @@ go to a Dask distributed cluster (the video paths must be readable from the work
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -56,14 +58,29 @@ class _Job:
 
 
 def measurement_params(
-    params: MeasureParams, video: VideoInfo, normal_segments: str
+    params: MeasureParams, video: VideoInfo, normal_mask: np.ndarray | None
 ) -> dict[str, str | int | float | bool | None]:
-    """The cache key stored with every statistic: what was measured, on which content."""
+    """The cache key stored with every statistic: everything the values depend on.
+
+    The measurement parameters (statistic version, decoder and its library versions,
+    stride), the content fingerprint, and which frames count as normal: ``"whole video"``
+    without ground truth, else a digest of the mask itself, so editing an interval
+    re-measures the video (naming only "ground truth" kept stale motion after an edit).
+    """
     return {
         **params.as_dict(),
         "fingerprint": video.fingerprint,
-        "normal_segments": normal_segments,
+        "normal_segments": "whole video" if normal_mask is None else "ground truth",
+        "normal_mask": None if normal_mask is None else mask_digest(normal_mask),
     }
+
+
+def mask_digest(normal_mask: np.ndarray) -> str:
+    """``"b2:<32 hex>"``: BLAKE2b of the mask's length and its bits (True = normal frame)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(len(normal_mask).to_bytes(8, "little"))
+    digest.update(np.packbits(np.asarray(normal_mask, dtype=bool)).tobytes())
+    return "b2:" + digest.hexdigest()
 
 
 def _normal_masks(workspace: Workspace) -> dict[str, np.ndarray]:
@@ -89,16 +106,22 @@ def _jobs(workspace: Workspace, params: MeasureParams, only_new: bool) -> Iterat
     stored = workspace.store.measurements()
     for video in workspace.store.videos():
         mask = masks.get(video.video_id)
-        key = measurement_params(
-            params, video, "ground truth" if mask is not None else "whole video"
-        )
+        key = measurement_params(params, video, mask)
         cached = stored.get(video.video_id, {})
-        if (only_new and cached) or (
-            set(STATISTICS) <= set(cached) and all(m.params == key for m in cached.values())
-        ):
+        if (only_new and cached) or _still_current(cached, key):
             yield video.video_id
             continue
         yield _Job(video, workspace.video_path(video.video_id), mask, key)
+
+
+def _still_current(cached: dict[str, Measurement], key: dict) -> bool:
+    """Whether a video's stored statistics were measured under ``key``.
+
+    Every statistic of a video is written in one transaction (a motion without a normal pair
+    is deleted in it), so sharpness and chroma under the current key with no motion mean the
+    measurement found no normal pair: that is a result, not a reason to decode again.
+    """
+    return {"sharpness", "chroma"} <= set(cached) and all(m.params == key for m in cached.values())
 
 
 def _statistics(result: VideoMeasurement, params: dict) -> dict[str, Measurement]:
@@ -149,7 +172,10 @@ def measure_workspace(
     store = workspace.store
     for done, (job, outcome) in enumerate(_run(jobs, params, workers, scheduler), start=1):
         if isinstance(outcome, VideoMeasurement):
-            store.record_video_measurements(job.video.video_id, _statistics(outcome, job.params))
+            statistics = _statistics(outcome, job.params)
+            store.record_video_measurements(
+                job.video.video_id, statistics, undefined=set(STATISTICS) - set(statistics)
+            )
             report.measured.append(job.video.video_id)
         else:
             store.record_measurement_failure(job.video.video_id, outcome, job.params)
@@ -158,8 +184,9 @@ def measure_workspace(
         if progress is not None:
             progress(done, total, report.footage_seconds, job.video.video_id)
     report.wall_seconds = time.perf_counter() - started
+    measured = {statistic for stats in store.measurements().values() for statistic in stats}
     for factor in workspace.catalogue.factors:
-        if factor.auto is not None and store.measurements():
+        if factor.auto is not None and factor.auto.statistic in measured:
             report.rules.append(apply_rule(store, factor.key))
     return report
 
