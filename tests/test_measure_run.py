@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import av
@@ -11,7 +16,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vadscene import measure
+from vadscene import measure, measure_run
 from vadscene.cli import run
 from vadscene.measure import measure_video
 from vadscene.measure_run import measure_workspace
@@ -291,3 +296,69 @@ def test_another_decoder_version_remeasures(
     assert sorted(report.measured) == sorted(NAMES) and report.reused == []
     stored = workspace.store.measurements()[NAMES[0]]["sharpness"]
     assert stored.params["decoder_versions"] == "PyAV 0.0, libavcodec 0.0.0"
+
+
+def _children(pid: int) -> set[int]:
+    """Live processes whose parent is ``pid`` (read from /proc)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(
+                line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
+            )
+        except OSError:  # the process ended while we looked
+            continue
+        if int(fields.get("PPid", "0")) == pid and not fields.get("State", "").startswith("Z"):
+            found.add(int(status.parent.name))
+    return found
+
+
+@pytest.mark.skipif(
+    shutil.which("ffmpeg") is None or not Path("/proc/self/status").exists(),
+    reason="needs the ffmpeg binary and Linux /proc",
+)
+def test_killing_measure_leaves_no_worker_behind(tmp_path: Path) -> None:
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for i in range(4):  # 20 s of 640x480 each: seconds of work per worker
+        source = ["-f", "lavfi", "-i", "testsrc2=s=640x480:d=20:r=25", "-vf", f"hue=h={i * 40}"]
+        output = ["-c:v", "libx264", "-preset", "ultrafast", videos / f"Fighting{i:03d}_x264.mp4"]
+        subprocess.run(["ffmpeg", "-loglevel", "error", *source, *output], check=True)
+    ws = Workspace.create(tmp_path / "ws", video_root=videos)
+    ws.scan()
+    ws.close()
+    cli = Path(sys.executable).with_name("vadscene")
+    command = [str(cli), "measure", str(tmp_path / "ws"), "--workers", "2"]
+    parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and parent.poll() is None and time.monotonic() < deadline:
+        workers |= _children(parent.pid)
+        time.sleep(0.01)
+    assert len(workers) == 2, "the run ended before both workers were seen"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while (workers & _alive(workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = _alive(workers)
+    for pid in survivors:  # leave nothing behind for the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"worker processes {sorted(survivors)} outlived their parent"
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        if "State:\tZ" not in state:
+            alive.add(pid)
+    return alive
+
+
+def test_pool_workers_use_one_opencv_thread() -> None:
+    with measure_run._process_pool(1) as pool:
+        assert pool.submit(cv2.getNumThreads).result() == 1

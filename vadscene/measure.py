@@ -73,8 +73,9 @@ per-frame Python overhead (~9 µs over OpenCV's bare ``grab()``), and the chroma
 for free. Frame threading (``thread_type="AUTO"``) gains nothing on one core (131 vs 136 µs
 on the UCF clips, within noise) and oversubscribes a process pool, so the decoder runs
 single-threaded: parallelism comes from processes, one video per worker. For the same reason
-each worker process should call ``cv2.setNumThreads(1)`` (OpenCV's own thread pool would
-fight the other workers); this module leaves that process-global setting alone.
+each worker process runs OpenCV single-threaded (OpenCV's own thread pool would fight the
+other workers): :mod:`vadscene.measure_run`'s pool workers call ``cv2.setNumThreads(1)``;
+this module leaves that process-global setting alone.
 
 Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM): exhaustive
 measurement runs at ~195× real time per core on the 320×240 corpus (171× on the UCF clips;

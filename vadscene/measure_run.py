@@ -14,8 +14,11 @@ go to a Dask distributed cluster (the video paths must be readable from the work
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from vadscene.errors import VadsceneError
@@ -32,6 +36,8 @@ from vadscene.thresholds import PoleChanges, apply_rule
 from vadscene.workspace import Workspace
 
 STATISTICS = ("sharpness", "motion", "chroma")
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 MeasureProgress = Callable[[int, int, float, str], None]
 """Called as ``progress(videos_done, videos_total, footage_seconds_done, current_video)``."""
@@ -201,7 +207,7 @@ def _run(
         yield from _run_dask(jobs, params, scheduler)
         return
     workers = workers or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    with _process_pool(min(workers, len(jobs))) as pool:
         futures = {pool.submit(_measure_one, str(j.path), j.normal_mask, params): j for j in jobs}
         try:
             for future in as_completed(futures):
@@ -209,6 +215,36 @@ def _run(
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    """A local pool whose workers die with this process and run OpenCV single-threaded.
+
+    The workers are started (lazily, by ``submit``) from the thread that uses the pool, which
+    outlives it: ``PR_SET_PDEATHSIG`` fires when the *thread* that forked a worker ends.
+    """
+    return ProcessPoolExecutor(
+        max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),)
+    )
+
+
+def _start_worker(parent_pid: int) -> None:
+    """Pool initializer: die with the parent; one OpenCV thread per worker process.
+
+    Without the first, a SIGKILLed ``vadscene measure`` leaves its workers orphaned (parent
+    PID 1), blocked forever on the task queue. On Linux the kernel delivers SIGKILL to the
+    worker when its parent dies (``prctl(PR_SET_PDEATHSIG)``); the parent PID is checked
+    after the call, because a parent that died before it would never trigger the signal.
+    Parallelism comes from processes, so OpenCV's own thread pool would only make the
+    workers fight over the cores (see :mod:`vadscene.measure`).
+    """
+    cv2.setNumThreads(1)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent_pid:
+            os._exit(1)  # the parent is already gone
 
 
 def _run_dask(
