@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import av
@@ -11,7 +16,9 @@ import cv2
 import numpy as np
 import pytest
 
+from vadscene import measure, measure_run
 from vadscene.cli import run
+from vadscene.measure import measure_video
 from vadscene.measure_run import measure_workspace
 from vadscene.records import AUTO_ANNOTATOR
 from vadscene.release import build_release
@@ -223,3 +230,135 @@ def test_demo_measured_poles_recover_the_planted_resolution(tmp_path: Path) -> N
         motion = _auto_poles(demo, "motion")
         for video in planted:  # terciles: a planted pole is never measured as the opposite one
             assert motion[video.video_id] in (video.planted["motion"], "ambiguous")
+
+
+def _gt_workspace(tmp_path: Path, gt_lines: str) -> tuple[Workspace, Path]:
+    """One 40-frame video with a fast event in frames 10-29, and a ucf-crime ground truth."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    write_scene_video(videos / "Fighting001_x264.mp4", blur=0, speed=0, segment=(10, 30))
+    gt = tmp_path / "gt.txt"
+    gt.write_text(gt_lines)
+    ws = Workspace.create(
+        tmp_path / "ws",
+        video_root=videos,
+        ground_truth=GroundTruthRef(path=str(gt), format="ucf-crime"),
+    )
+    ws.scan()
+    return ws, gt
+
+
+def test_editing_the_ground_truth_remeasures_motion(tmp_path: Path) -> None:
+    ws, gt = _gt_workspace(tmp_path, "Fighting001_x264.mp4 Fighting 10 30 -1 -1\n")
+    measure_workspace(ws, workers=1)
+    still = ws.store.measurements()["Fighting001_x264"]["motion"].value
+    gt.write_text("Fighting001_x264.mp4 Fighting 30 35 -1 -1\n")  # the event is now "normal"
+    report = measure_workspace(ws, workers=1)
+    assert report.measured == ["Fighting001_x264"] and report.reused == []
+    motion = ws.store.measurements()["Fighting001_x264"]["motion"]
+    # Independently: the whole clip with frames 30-34 (pairs 29-35) left out.
+    normal = np.ones(40, bool)
+    normal[30:35] = False
+    expected = measure_video(ws.video_path("Fighting001_x264"), normal_mask=normal).motion
+    assert motion.value == expected
+    assert motion.value > 10 * still  # the fast event now counts
+    assert measure_workspace(ws, workers=1).reused == ["Fighting001_x264"]
+    ws.close()
+
+
+def test_a_video_without_a_normal_pair_is_measured_once(tmp_path: Path) -> None:
+    ws, _ = _gt_workspace(tmp_path, "Fighting001_x264.mp4 Fighting 0 40 -1 -1\n")
+    measure_workspace(ws, workers=1)
+    stored = ws.store.measurements()["Fighting001_x264"]
+    assert "motion" not in stored and {"sharpness", "chroma"} <= set(stored)
+    again = measure_workspace(ws, workers=1)
+    assert again.measured == [] and again.reused == ["Fighting001_x264"]
+    ws.close()
+
+
+def test_motion_that_lost_its_normal_pairs_is_removed(tmp_path: Path) -> None:
+    """A stale motion value must not outlive the ground truth that made it."""
+    ws, gt = _gt_workspace(tmp_path, "Fighting001_x264.mp4 Fighting 10 30 -1 -1\n")
+    measure_workspace(ws, workers=1)
+    assert "motion" in ws.store.measurements()["Fighting001_x264"]
+    gt.write_text("Fighting001_x264.mp4 Fighting 0 40 -1 -1\n")
+    assert measure_workspace(ws, workers=1).measured == ["Fighting001_x264"]
+    assert "motion" not in ws.store.measurements()["Fighting001_x264"]
+    ws.close()
+
+
+def test_another_decoder_version_remeasures(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    measure_workspace(workspace, workers=1)
+    monkeypatch.setattr(measure, "DECODER_VERSIONS", "PyAV 0.0, libavcodec 0.0.0")
+    report = measure_workspace(workspace, workers=1)
+    assert sorted(report.measured) == sorted(NAMES) and report.reused == []
+    stored = workspace.store.measurements()[NAMES[0]]["sharpness"]
+    assert stored.params["decoder_versions"] == "PyAV 0.0, libavcodec 0.0.0"
+
+
+def _children(pid: int) -> set[int]:
+    """Live processes whose parent is ``pid`` (read from /proc)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(
+                line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
+            )
+        except OSError:  # the process ended while we looked
+            continue
+        if int(fields.get("PPid", "0")) == pid and not fields.get("State", "").startswith("Z"):
+            found.add(int(status.parent.name))
+    return found
+
+
+@pytest.mark.skipif(
+    shutil.which("ffmpeg") is None or not Path("/proc/self/status").exists(),
+    reason="needs the ffmpeg binary and Linux /proc",
+)
+def test_killing_measure_leaves_no_worker_behind(tmp_path: Path) -> None:
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    for i in range(4):  # 20 s of 640x480 each: seconds of work per worker
+        source = ["-f", "lavfi", "-i", "testsrc2=s=640x480:d=20:r=25", "-vf", f"hue=h={i * 40}"]
+        output = ["-c:v", "libx264", "-preset", "ultrafast", videos / f"Fighting{i:03d}_x264.mp4"]
+        subprocess.run(["ffmpeg", "-loglevel", "error", *source, *output], check=True)
+    ws = Workspace.create(tmp_path / "ws", video_root=videos)
+    ws.scan()
+    ws.close()
+    cli = Path(sys.executable).with_name("vadscene")
+    command = [str(cli), "measure", str(tmp_path / "ws"), "--workers", "2"]
+    parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and parent.poll() is None and time.monotonic() < deadline:
+        workers |= _children(parent.pid)
+        time.sleep(0.01)
+    assert len(workers) == 2, "the run ended before both workers were seen"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while (workers & _alive(workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survivors = _alive(workers)
+    for pid in survivors:  # leave nothing behind for the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"worker processes {sorted(survivors)} outlived their parent"
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        if "State:\tZ" not in state:
+            alive.add(pid)
+    return alive
+
+
+def test_pool_workers_use_one_opencv_thread() -> None:
+    with measure_run._process_pool(1) as pool:
+        assert pool.submit(cv2.getNumThreads).result() == 1

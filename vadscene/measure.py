@@ -2,8 +2,10 @@
 
 Statistics
 ----------
-All three are computed on the decoder's own planes (Y = luma, U/V = chroma), read in order,
-each frame exactly once:
+All three are defined on the 8-bit full-range scale (black = 0, white = 255, zero colour = 0;
+formulas and paper references in ``docs/metrics.md``, section "Measured scene statistics"),
+computed from the decoder's own planes (Y = luma, U/V = chroma), read in order, each frame
+exactly once:
 
 * ``sharpness`` (factor *resolution*): mean over frames of ``var(L)``, where
   ``L = cv2.Laplacian(Y)`` with the default ``ksize=1`` kernel ``[[0,1,0],[1,-4,1],[0,1,0]]``
@@ -14,21 +16,30 @@ each frame exactly once:
   normal of ``mean|Y_t - Y_{t-1}|``. Only normal frames count, because the factor describes
   the scene, and an anomalous event (a fight, an explosion) would otherwise make every
   anomalous video "high motion" by construction. ``None`` when no pair qualifies (a pair
-  across a change of frame size, which H.264 allows mid-stream, does not qualify either).
+  across a change of frame size or pixel format, which H.264 allows mid-stream, does not
+  qualify either).
 * ``chroma`` (hint for the manual factor *color*): mean over frames of
   ``mean|U-128| + mean|V-128|`` over the (subsampled) chroma planes. Grayscale footage encoded
   as YUV has U = V = 128, so it scores ~0 (a few tenths at most, from encoder noise); colour
-  footage scores several units (the real UCF-Crime clips: 9-15).
+  footage scores several units (the real colour clips: 8-17).
 
-Range. The statistics are on the luma as coded, which for ordinary video is limited range
-(Y in 16-235, not OpenCV's full-range gray 0-255), so absolute values are ~(219/255)² smaller
-for sharpness and ~219/255 for motion than on an OpenCV BGR→gray frame (full-range "yuvj"
-MJPEG footage is measured on its 0-255 luma). Only rankings feed the thresholds (median /
-terciles over a benchmark), and a benchmark is measured with one decoder, so this does not
-matter; it is why :meth:`MeasureParams.as_dict` (the cache key) names the decoder.
+One scale. The planes are measured as coded and the sums mapped exactly onto 8-bit full
+range, so the same picture scores the same in every pixel format (within rounding; the tests
+encode one source in nine formats): limited-range video (Y in 16-235, U/V in 16-240, the
+default of H.264, HEVC and MPEG video, and how an unflagged stream is read) is scaled by
+``255/219`` per luma difference (sharpness ``× (255/219)²``, motion ``× 255/219``) and
+``255/224`` for chroma; full-range video (``yuvj*`` MJPEG, or a stream flagged full range)
+needs no mapping at 8 bits. Deeper video (9-16 bits) is measured on its native ``uint16``
+plane and scaled by ``2^(bits-8)`` (limited range: 10-bit luma 64-940 is exactly 4 × 16-235)
+or ``255 / (2^bits - 1)`` (full range), squared for sharpness; converting it to 8 bits first
+would let swscale's dithering add fine noise that the Laplacian reads as detail (a blurred
+10-bit clip scored 1.8× its 8-bit twin). Formats that are not planar YUV or gray (NV12,
+P010, RGB codecs) are converted to full-range 8-bit yuv420p first. Before measurement
+version 2 the statistics were on the coded values, so full-range MJPEG scored 1.35× the same
+picture in limited-range H.264 and a benchmark's median split partly measured pixel format.
 
-Exactness. ``L`` is computed as ``CV_16S``, not ``CV_64F``: for 8-bit input the ksize-1
-Laplacian is an integer in [-1020, 1020], so ``CV_16S`` holds it exactly, and ``ΣL²`` and ``ΣL``
+Exactness. For 8-bit planes ``L`` is computed as ``CV_16S``, not ``CV_64F``: the ksize-1
+Laplacian is then an integer in [-1020, 1020], so ``CV_16S`` holds it exactly, and ``ΣL²``, ``ΣL``
 (``cv2.norm(NORM_L2SQR)``, ``cv2.sumElems``) are exact integers in double precision. The result
 equals ``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it),
 at a third of the cost (``CV_64F`` + ``meanStdDev``: 140 µs/frame at 320×240;
@@ -62,8 +73,9 @@ per-frame Python overhead (~9 µs over OpenCV's bare ``grab()``), and the chroma
 for free. Frame threading (``thread_type="AUTO"``) gains nothing on one core (131 vs 136 µs
 on the UCF clips, within noise) and oversubscribes a process pool, so the decoder runs
 single-threaded: parallelism comes from processes, one video per worker. For the same reason
-each worker process should call ``cv2.setNumThreads(1)`` (OpenCV's own thread pool would
-fight the other workers); this module leaves that process-global setting alone.
+each worker process runs OpenCV single-threaded (OpenCV's own thread pool would fight the
+other workers): :mod:`vadscene.measure_run`'s pool workers call ``cv2.setNumThreads(1)``;
+this module leaves that process-global setting alone.
 
 Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM): exhaustive
 measurement runs at ~195× real time per core on the 320×240 corpus (171× on the UCF clips;
@@ -117,6 +129,7 @@ than :data:`MASK_TOLERANCE` is caught (by the mask length check).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -129,34 +142,26 @@ import numpy as np
 from vadscene.errors import VadsceneError
 from vadscene.video import ffmpeg_reason
 
-MEASURE_VERSION = "1"
+MEASURE_VERSION = "2"
 """Version of the statistics' definitions; bump it when they change, so cached results die."""
 
 DECODER = "pyav"
 """The decoder every measurement uses (part of the cache key: statistics are on its luma)."""
+
+DECODER_VERSIONS = f"PyAV {av.__version__}, libavcodec " + ".".join(
+    map(str, av.library_versions["libavcodec"])
+)
+"""The decoder's library versions, also in the cache key."""
 
 MASK_TOLERANCE = 0.05
 """Largest accepted difference between the mask length and the decoded frame count, as a
 fraction of the frame count. Decoders and annotation tools disagree by a frame or two at the
 end of a clip; a larger gap means the mask belongs to another video or another frame rate."""
 
-# Pixel formats whose planes are 8-bit Y, U, V (in this order), read in place. Anything else
-# (NV12, 10-bit, RGB codecs) is converted to yuv420p first, which is slower but rare in VAD data.
-_PLANAR_YUV = frozenset(
-    {
-        "yuv420p",
-        "yuvj420p",
-        "yuv422p",
-        "yuvj422p",
-        "yuv444p",
-        "yuvj444p",
-        "yuv440p",
-        "yuvj440p",
-        "yuv411p",
-        "yuv410p",
-    }
-)
-_GRAY = "gray"  # one 8-bit plane; chroma is 0 by definition
+# Pixel formats read in place: planar Y (U, V) at one bit depth, little-endian above 8 bits.
+# Anything else (NV12, P010, RGB codecs, alpha) is converted to full-range 8-bit yuv420p first,
+# which is slower but rare in VAD data.
+_NATIVE_FORMAT = re.compile(r"(?:yuvj?(?:420|422|440|444|411|410)p|gray)(?:(9|10|12|14|16)le)?")
 _GOLDEN = (5**0.5 - 1) / 2  # frac(φ), drives the sampling offsets of stride > 1
 
 
@@ -176,8 +181,14 @@ class MeasureParams:
             raise ValueError(f"stride must be a positive integer, got {self.stride!r}")
 
     def as_dict(self) -> dict[str, int | str]:
-        """Everything that determines the result: statistic version, decoder and stride."""
-        return {"measure_version": MEASURE_VERSION, "decoder": DECODER, "stride": self.stride}
+        """Everything that determines the result: statistic version, decoder and the versions
+        of its libraries (a new FFmpeg may decode a frame differently), and stride."""
+        return {
+            "measure_version": MEASURE_VERSION,
+            "decoder": DECODER,
+            "decoder_versions": DECODER_VERSIONS,
+            "stride": self.stride,
+        }
 
 
 @dataclass(frozen=True)
@@ -312,30 +323,96 @@ def _normal_pairs(path: Path, mask: np.ndarray | None, frames_read: int) -> np.n
     return normal[1:] & normal[:-1]
 
 
-def _plane(plane: av.video.plane.VideoPlane) -> np.ndarray:
-    """An 8-bit plane as a (height, width) view of the decoder's buffer (rows are padded)."""
-    rows = np.frombuffer(plane, np.uint8, plane.height * plane.line_size)
-    return rows.reshape(plane.height, plane.line_size)[:, : plane.width]
+@dataclass(frozen=True)
+class _Scale:
+    """How one pixel format's code values map onto the 8-bit full-range scale.
+
+    A luma code value ``Y`` of a ``bits``-bit plane corresponds to ``Y * luma`` on the 8-bit
+    full-range scale, up to an offset that differences and the Laplacian cancel; a chroma value
+    ``C`` to ``(C - neutral) * chroma``. Limited ("MPEG", "tv") range puts black..white at
+    16..235 and chroma at 16..240 (times ``2^(bits-8)``); full ("JPEG", "pc") range uses all of
+    ``0 .. 2^bits - 1`` (ITU-T H.264 / H.265, equations E-1 to E-4 of the VUI semantics).
+    """
+
+    bits: int
+    luma: float
+    chroma: float
+    neutral: int
+
+
+@lru_cache(maxsize=64)
+def _scale_of(format_name: str, full_range: bool) -> _Scale | None:
+    """The scale of a natively read pixel format; ``None`` for formats converted first.
+
+    ``yuvj*`` formats are full range by definition; for the others the decoder's colour-range
+    flag decides, and an unspecified range is limited (the default of H.264, HEVC and MPEG
+    video, and how FFmpeg itself interprets it).
+    """
+    match = _NATIVE_FORMAT.fullmatch(format_name)
+    if match is None:
+        return None
+    bits = int(match.group(1) or 8)
+    if full_range or format_name.startswith("yuvj"):
+        luma = chroma = 255 / (2**bits - 1)
+    else:
+        luma = 255 / (219 * 2 ** (bits - 8))
+        chroma = 255 / (224 * 2 ** (bits - 8))
+    return _Scale(bits=bits, luma=luma, chroma=chroma, neutral=2 ** (bits - 1))
+
+
+_CONVERTED = _Scale(bits=8, luma=1.0, chroma=1.0, neutral=128)
+"""The scale of frames converted by :func:`_planes`: full-range 8-bit yuv420p."""
+
+
+def _planes(frame: av.VideoFrame) -> tuple[list[np.ndarray], _Scale]:
+    """Y (U, V) of ``frame`` as (height, width) views of the decoder's buffers, and their scale.
+
+    Natively read formats are not copied or converted (the rows keep their padding, the
+    views cut them to ``width``); higher bit depths stay on their native ``uint16`` plane
+    rather than going through swscale, which would dither them to 8 bits and add fine noise
+    the Laplacian responds to.
+    """
+    scale = _scale_of(frame.format.name, frame.color_range == av.video.reformatter.ColorRange.JPEG)
+    if scale is None:
+        frame = frame.reformat(
+            format="yuv420p",
+            src_color_range=frame.color_range,
+            dst_color_range=av.video.reformatter.ColorRange.JPEG,
+            threads=1,
+        )
+        scale = _CONVERTED
+    dtype = np.dtype(np.uint8 if scale.bits == 8 else "<u2")
+    views = []
+    for plane in frame.planes[:3]:
+        columns = plane.line_size // dtype.itemsize
+        rows = np.frombuffer(plane, dtype, plane.height * columns).reshape(plane.height, columns)
+        views.append(rows[:, : plane.width])
+    return views, scale
 
 
 @lru_cache(maxsize=8)
-def _neutral_chroma(shape: tuple[int, int]) -> np.ndarray:
-    """A constant 128 (zero colour) plane to measure chroma against in one ``cv2.norm``."""
-    plane = np.full(shape, 128, dtype=np.uint8)
+def _neutral_chroma(shape: tuple[int, int], dtype: str, neutral: int) -> np.ndarray:
+    """A constant zero-colour plane to measure chroma against in one ``cv2.norm``."""
+    plane = np.full(shape, neutral, dtype=dtype)
     plane.flags.writeable = False
     return plane
 
 
 def _laplacian_variance(luma: np.ndarray) -> float:
-    """``var(cv2.Laplacian(luma))``, exactly, via ``ΣL²/N - (ΣL/N)²`` on a ``CV_16S`` Laplacian."""
-    lap = cv2.Laplacian(luma, cv2.CV_16S)
+    """``var(cv2.Laplacian(luma))`` in code values, exactly, via ``ΣL²/N - (ΣL/N)²``.
+
+    8-bit planes use a ``CV_16S`` Laplacian (an integer in [-1020, 1020]); deeper planes a
+    ``CV_32F`` one, which still holds every value exactly (|L| <= 4 * 65535 < 2^24).
+    """
+    lap = cv2.Laplacian(luma, cv2.CV_16S if luma.dtype == np.uint8 else cv2.CV_32F)
     mean = cv2.sumElems(lap)[0] / lap.size
     return cv2.norm(lap, cv2.NORM_L2SQR) / lap.size - mean * mean
 
 
-def _chroma_offset(plane: np.ndarray) -> float:
-    """``mean|C - 128|`` of one chroma plane: its distance from colourless, in one pass."""
-    return cv2.norm(plane, _neutral_chroma(plane.shape), cv2.NORM_L1) / plane.size
+def _chroma_offset(plane: np.ndarray, neutral: int) -> float:
+    """``mean|C - neutral|`` of one chroma plane in code values: its distance from colourless."""
+    zero = _neutral_chroma(plane.shape, plane.dtype.str, neutral)
+    return cv2.norm(plane, zero, cv2.NORM_L1) / plane.size
 
 
 def _open(path: Path) -> tuple[av.container.InputContainer, av.video.stream.VideoStream]:
@@ -384,6 +461,7 @@ def _scan(path: Path, stride: int) -> _Scan:
     packets = 0
     t = 0  # index of the next decoded frame = frames decoded so far
     prev: np.ndarray | None = None  # luma of frame t-1
+    prev_scale: _Scale | None = None  # and its scale
     container, stream = _open(path)
     with container:
         try:
@@ -395,21 +473,19 @@ def _scan(path: Path, stride: int) -> _Scan:
                             path, f"truncated or damaged: video packet {packets} is incomplete"
                         )
                 for frame in packet.decode():
-                    fmt = frame.format.name
-                    if fmt != _GRAY and fmt not in _PLANAR_YUV:
-                        frame = frame.reformat(format="yuv420p")
-                    planes = frame.planes
-                    luma = _plane(planes[0])
+                    planes, scale = _planes(frame)
+                    luma = planes[0]
                     if prev is not None:
                         motion.append(
-                            cv2.norm(luma, prev, cv2.NORM_L1) / luma.size
-                            if prev.shape == luma.shape
+                            cv2.norm(luma, prev, cv2.NORM_L1) / luma.size * scale.luma
+                            if prev.shape == luma.shape and prev_scale == scale
                             else np.nan
                         )
                     if _is_analysed(t, stride):
-                        sharpness.append(_laplacian_variance(luma))
-                        chroma.append(sum((_chroma_offset(_plane(c)) for c in planes[1:3]), 0.0))
-                    prev = luma
+                        sharpness.append(_laplacian_variance(luma) * scale.luma**2)
+                        offsets = (_chroma_offset(c, scale.neutral) for c in planes[1:])
+                        chroma.append(sum(offsets, 0.0) * scale.chroma)
+                    prev, prev_scale = luma, scale
                     t += 1
         except (av.FFmpegError, OSError) as exc:
             if t == 0:

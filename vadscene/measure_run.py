@@ -3,9 +3,10 @@
 Each video is measured by :func:`vadscene.measure.measure_video` in a worker; the main process
 is the only writer and commits every video's statistics as soon as they arrive, so an
 interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A result is
-reused when its parameters — statistic version, stride, content fingerprint, how normal frames
-were chosen — equal the current ones. Failures (corrupt, truncated, zero-frame, non-video,
-vanished files) are recorded per video with their reason and never stop the run.
+reused when its parameters — statistic version, decoder versions, stride, content
+fingerprint, a digest of the normal-frame mask — equal the current ones. Failures (corrupt,
+truncated, zero-frame, non-video, vanished files) are recorded per video with their reason and
+never stop the run.
 
 Workers: a local process pool by default; with ``scheduler="tcp://host:8786"`` the same calls
 go to a Dask distributed cluster (the video paths must be readable from the workers). Dask is
@@ -15,7 +16,11 @@ the optional extra ``pip install 'vadscene[dask]'``; a scheduler that does not a
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from vadscene.errors import VadsceneError
@@ -32,6 +38,8 @@ from vadscene.thresholds import PoleChanges, apply_rule
 from vadscene.workspace import Workspace
 
 STATISTICS = ("sharpness", "motion", "chroma")
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 MeasureProgress = Callable[[int, int, float, str], None]
 """Called as ``progress(videos_done, videos_total, footage_seconds_done, current_video)``."""
@@ -58,14 +66,29 @@ class _Job:
 
 
 def measurement_params(
-    params: MeasureParams, video: VideoInfo, normal_segments: str
+    params: MeasureParams, video: VideoInfo, normal_mask: np.ndarray | None
 ) -> dict[str, str | int | float | bool | None]:
-    """The cache key stored with every statistic: what was measured, on which content."""
+    """The cache key stored with every statistic: everything the values depend on.
+
+    The measurement parameters (statistic version, decoder and its library versions,
+    stride), the content fingerprint, and which frames count as normal: ``"whole video"``
+    without ground truth, else a digest of the mask itself, so editing an interval
+    re-measures the video (naming only "ground truth" kept stale motion after an edit).
+    """
     return {
         **params.as_dict(),
         "fingerprint": video.fingerprint,
-        "normal_segments": normal_segments,
+        "normal_segments": "whole video" if normal_mask is None else "ground truth",
+        "normal_mask": None if normal_mask is None else mask_digest(normal_mask),
     }
+
+
+def mask_digest(normal_mask: np.ndarray) -> str:
+    """``"b2:<32 hex>"``: BLAKE2b of the mask's length and its bits (True = normal frame)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(len(normal_mask).to_bytes(8, "little"))
+    digest.update(np.packbits(np.asarray(normal_mask, dtype=bool)).tobytes())
+    return "b2:" + digest.hexdigest()
 
 
 def _normal_masks(workspace: Workspace) -> dict[str, np.ndarray]:
@@ -91,16 +114,22 @@ def _jobs(workspace: Workspace, params: MeasureParams, only_new: bool) -> Iterat
     stored = workspace.store.measurements()
     for video in workspace.store.videos():
         mask = masks.get(video.video_id)
-        key = measurement_params(
-            params, video, "ground truth" if mask is not None else "whole video"
-        )
+        key = measurement_params(params, video, mask)
         cached = stored.get(video.video_id, {})
-        if (only_new and cached) or (
-            set(STATISTICS) <= set(cached) and all(m.params == key for m in cached.values())
-        ):
+        if (only_new and cached) or _still_current(cached, key):
             yield video.video_id
             continue
         yield _Job(video, workspace.video_path(video.video_id), mask, key)
+
+
+def _still_current(cached: dict[str, Measurement], key: dict) -> bool:
+    """Whether a video's stored statistics were measured under ``key``.
+
+    Every statistic of a video is written in one transaction (a motion without a normal pair
+    is deleted in it), so sharpness and chroma under the current key with no motion mean the
+    measurement found no normal pair: that is a result, not a reason to decode again.
+    """
+    return {"sharpness", "chroma"} <= set(cached) and all(m.params == key for m in cached.values())
 
 
 def _statistics(result: VideoMeasurement, params: dict) -> dict[str, Measurement]:
@@ -157,7 +186,10 @@ def measure_workspace(
     outcomes = _run(jobs, params, workers, scheduler, scheduler_timeout)
     for done, (job, outcome) in enumerate(outcomes, start=1):
         if isinstance(outcome, VideoMeasurement):
-            store.record_video_measurements(job.video.video_id, _statistics(outcome, job.params))
+            statistics = _statistics(outcome, job.params)
+            store.record_video_measurements(
+                job.video.video_id, statistics, undefined=set(STATISTICS) - set(statistics)
+            )
             report.measured.append(job.video.video_id)
         else:
             store.record_measurement_failure(job.video.video_id, outcome, job.params)
@@ -166,8 +198,9 @@ def measure_workspace(
         if progress is not None:
             progress(done, total, report.footage_seconds, job.video.video_id)
     report.wall_seconds = time.perf_counter() - started
+    measured = {statistic for stats in store.measurements().values() for statistic in stats}
     for factor in workspace.catalogue.factors:
-        if factor.auto is not None and store.measurements():
+        if factor.auto is not None and factor.auto.statistic in measured:
             report.rules.append(apply_rule(store, factor.key))
     return report
 
@@ -186,7 +219,7 @@ def _run(
         yield from _run_dask(jobs, params, scheduler, scheduler_timeout)
         return
     workers = workers or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    with _process_pool(min(workers, len(jobs))) as pool:
         futures = {pool.submit(_measure_one, str(j.path), j.normal_mask, params): j for j in jobs}
         try:
             for future in as_completed(futures):
@@ -194,6 +227,36 @@ def _run(
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    """A local pool whose workers die with this process and run OpenCV single-threaded.
+
+    The workers are started (lazily, by ``submit``) from the thread that uses the pool, which
+    outlives it: ``PR_SET_PDEATHSIG`` fires when the *thread* that forked a worker ends.
+    """
+    return ProcessPoolExecutor(
+        max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),)
+    )
+
+
+def _start_worker(parent_pid: int) -> None:
+    """Pool initializer: die with the parent; one OpenCV thread per worker process.
+
+    Without the first, a SIGKILLed ``vadscene measure`` leaves its workers orphaned (parent
+    PID 1), blocked forever on the task queue. On Linux the kernel delivers SIGKILL to the
+    worker when its parent dies (``prctl(PR_SET_PDEATHSIG)``); the parent PID is checked
+    after the call, because a parent that died before it would never trigger the signal.
+    Parallelism comes from processes, so OpenCV's own thread pool would only make the
+    workers fight over the cores (see :mod:`vadscene.measure`).
+    """
+    cv2.setNumThreads(1)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent_pid:
+            os._exit(1)  # the parent is already gone
 
 
 def _run_dask(

@@ -888,11 +888,22 @@ class AnnotationStore:
             ),
         )
 
-    def record_video_measurements(self, video_id: str, stats: dict[str, Measurement]) -> None:
-        """Store every statistic of one video at once and clear its recorded failure."""
+    def record_video_measurements(
+        self, video_id: str, stats: dict[str, Measurement], *, undefined: Iterable[str] = ()
+    ) -> None:
+        """Store every statistic of one video at once and clear its recorded failure.
+
+        ``undefined`` names statistics this measurement found to have no value (motion
+        without a normal frame pair): an earlier value of theirs is deleted in the same
+        transaction, so it cannot outlive the inputs that made it.
+        """
         with self._write() as db:
             for statistic, measurement in stats.items():
                 self._record_measurement(db, video_id, statistic, measurement)
+            db.executemany(
+                "DELETE FROM measurements WHERE video_id = ? AND statistic = ?",
+                [(video_id, statistic) for statistic in undefined],
+            )
             db.execute("DELETE FROM measurement_failures WHERE video_id = ?", (video_id,))
 
     def record_measurement_failure(
