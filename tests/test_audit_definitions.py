@@ -371,9 +371,57 @@ def test_query_with_unknown_class_and_uncovered_frames(tmp_path: Path) -> None:
     with pytest.raises(
         AuditInputError, match=r"queries\.json: query 'Abuse' names classes \['Riot'\]"
     ):
-        audit_definitions(gt, [model], classes, load_queries(queries), queries_source=str(queries))
+        audit_definitions(gt, [model], classes, load_queries(queries))
     table = pd.read_csv(events)
     dropped = table.video.iloc[0]
     table[table.video != dropped].to_csv(events, index=False)
     with pytest.raises(AuditInputError, match=rf"events\.csv: video {dropped}: anomalous frames"):
         load_events(events, gt)
+
+
+def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
+    """run_audit adds the probes and the readout with the models' paired bootstrap draws; the
+    report writes their tables, figures and sections."""
+    from vadscene.audit.engine import run_audit
+    from vadscene.audit.inputs import ModelScores
+    from vadscene.audit.prototypes import Features, audit_features
+    from vadscene.audit.report import write_report
+
+    gt, events = events_benchmark(tmp_path)
+    classes = load_events(events, gt)
+    following = definition_scores(gt, 3, CLASSES, name="follows")
+    rng = np.random.default_rng(4)
+    features = Features(
+        "follows", tuple(rng.normal(size=(n, 3)) for n in gt.frame_counts), 1, "synthetic"
+    )
+    plain = ModelScores("follows", following.of("Abuse"), "synthetic")
+    result = run_audit(
+        gt,
+        [plain],
+        n_bootstrap=20,
+        seed=3,
+        definition_scores=[following],
+        classes=classes,
+        features=[features],
+    )
+    resamples = video_multiplicities(
+        gt.n_videos, 20, np.random.default_rng(np.random.SeedSequence(3).spawn(2)[0])
+    )
+    direct = audit_definitions(gt, [following], classes, resamples=resamples, selection_seed=3)
+    pd.testing.assert_frame_equal(result.definition_probes, direct.probes)
+    pd.testing.assert_frame_equal(
+        result.readout, audit_features(gt, [features], resamples=resamples)
+    )
+    written = write_report(result, tmp_path / "report")
+    for name in (
+        "definition_probes.csv",
+        "readout.csv",
+        "figures/d5_decomposition.svg",
+        "figures/definition_delta.svg",
+        "figures/readout.svg",
+    ):
+        assert name in written
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "## Definition following" in markdown and "## Representation readout" in markdown
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert {r["probe"] for r in report["definition_probes"]} >= {"D@5", "DC-DetΔ", "DC-SelΔ"}

@@ -88,6 +88,7 @@ class Query:
 
     definition: str
     classes: frozenset[str]
+    source: str = "the queries"  # the file it came from, named in error messages
 
 
 def load_definition_scores(
@@ -336,7 +337,10 @@ def load_queries(path: Path | str) -> list[Query]:
     path = Path(path)
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
-        queries = [Query(str(e["definition"]), frozenset(map(str, e["classes"]))) for e in entries]
+        queries = [
+            Query(str(e["definition"]), frozenset(map(str, e["classes"])), str(path))
+            for e in entries
+        ]
     except FileNotFoundError:
         raise AuditInputError(f"{path}: queries file not found") from None
     except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError) as exc:
@@ -353,7 +357,6 @@ def check_definition_inputs(
     classes: FrameClasses,
     models: Sequence[DefinitionScores],
     queries: Sequence[Query],
-    queries_source: str = "the queries",
 ) -> None:
     """Every class needs a definition named after it in every model; every query's classes
     must be known and its definition scored."""
@@ -361,7 +364,7 @@ def check_definition_inputs(
         unknown = sorted(query.classes - set(classes.classes))
         if unknown:
             raise AuditInputError(
-                f"{queries_source}: query '{query.definition}' names classes {unknown} that "
+                f"{query.source}: query '{query.definition}' names classes {unknown} that "
                 f"no anomalous frame has ({classes.source} has {list(classes.classes)})"
             )
     for model in models:
@@ -376,7 +379,7 @@ def check_definition_inputs(
         if unscored:
             raise AuditInputError(
                 f"{model.source}: model '{model.name}' does not score the queried "
-                f"definitions {unscored} of {queries_source}"
+                f"definitions {unscored} of {queries[0].source}"
             )
 
 
@@ -439,7 +442,6 @@ def audit_definitions(
     *,
     resamples: np.ndarray | None = None,
     selection_seed: int = 0,
-    queries_source: str = "the queries",
 ) -> DefinitionAudit:
     """Every definition-conditioned probe of every model, with 95 % bootstrap intervals.
 
@@ -449,8 +451,10 @@ def audit_definitions(
     ``selection_seed``. Without ``queries`` the singleton queries Γ = {c} of every class are
     used. AP values are point estimates (no interval).
     """
-    queries = list(queries) or [Query(c, frozenset([c])) for c in classes.classes]
-    check_definition_inputs(classes, models, queries, queries_source)
+    queries = list(queries) or [
+        Query(c, frozenset([c]), "the default singleton queries") for c in classes.classes
+    ]
+    check_definition_inputs(classes, models, queries)
     units = _Units.of(ground_truth, classes)
     weights = np.vstack([np.ones((1, ground_truth.n_videos)), _or_empty(resamples, ground_truth)])
     rows: dict[str, list[dict]] = {"probes": [], "queries": [], "classes": []}
