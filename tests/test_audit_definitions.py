@@ -425,3 +425,44 @@ def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
     assert "## Definition following" in markdown and "## Representation readout" in markdown
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert {r["probe"] for r in report["definition_probes"]} >= {"D@5", "DC-DetΔ", "DC-SelΔ"}
+
+
+def test_cli_bad_events_class_is_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vadscene.cli import run
+
+    gt, events = events_benchmark(tmp_path)
+    truth = tmp_path / "gt.csv"
+    pd.DataFrame(
+        {
+            "video": np.repeat(gt.video_ids, gt.frame_counts),
+            "frame": np.concatenate([np.arange(n) for n in gt.frame_counts]),
+            "label": gt.labels.astype(int),
+            "category": np.repeat(gt.categories, gt.frame_counts),
+        }
+    ).to_csv(truth, index=False)
+    folder = tmp_path / "defs"
+    folder.mkdir()
+    (folder / "definitions.txt").write_text("Abuse\nArson\n")  # no Fighting definition
+    for video, n in zip(gt.video_ids, gt.frame_counts, strict=True):
+        np.save(folder / f"{video}.npy", np.zeros((n, 2)))
+    code = run(
+        [
+            "audit",
+            "--gt",
+            str(truth),
+            "--definition-scores",
+            f"m={folder}",
+            "--events",
+            str(events),
+            "--bootstrap",
+            "0",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert str(folder) in err and "'Fighting'" in err and str(events) in err and "video v" in err
+    assert not (tmp_path / "out").exists()  # nothing written

@@ -416,6 +416,10 @@ def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
         excluded=(1 - queries["omega"]) * queries["d5_excluded_auroc"],
     )
     means = parts.groupby("model", sort=False)[["normal", "excluded", "omega"]].mean()
+    parts_labels = {
+        "normal": "ω·D@5ᴺ — target vs normal frames",
+        "excluded": "(1 − ω)·D@5ˣ — target vs excluded anomalies",
+    }
     data = pd.concat(
         [
             pd.DataFrame(
@@ -426,10 +430,7 @@ def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
                     "omega": means["omega"].to_numpy(),
                 }
             )
-            for column, label in (
-                ("normal", "ω·D@5ᴺ — target vs normal frames"),
-                ("excluded", "(1 − ω)·D@5ˣ — target vs excluded anomalies"),
-            )
+            for column, label in parts_labels.items()
         ]
     )
     chart = (
@@ -441,9 +442,12 @@ def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
             color=alt.Color(
                 "part:N",
                 title=None,
-                scale=alt.Scale(range=[NORMAL_COLOUR, ANOMALOUS_COLOUR]),
+                scale=alt.Scale(
+                    domain=list(parts_labels.values()), range=[NORMAL_COLOUR, ANOMALOUS_COLOUR]
+                ),
                 legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
             ),
+            order=alt.Order("part:N", sort="descending"),
             tooltip=[
                 alt.Tooltip("model:N"),
                 alt.Tooltip("part:N"),
@@ -476,7 +480,7 @@ def definition_delta_chart(result: AuditResult) -> alt.LayerChart | None:
     zero = base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(x=alt.datum(0))
     points = base.mark_point(filled=True, size=70, opacity=1).encode(
         y=alt.Y("class:N", title=None),
-        x=alt.X("det_delta_auroc:Q", title="DC-DetΔ (AUROC points as a fraction)"),
+        x=alt.X("det_delta_auroc:Q", title="DC-DetΔ (AUROC difference)"),
         color=alt.Color(
             "model:N",
             sort=models,
