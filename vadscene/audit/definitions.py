@@ -410,16 +410,20 @@ class _Units:
 
 
 def unit_pair_counts(scores: np.ndarray, units: _Units) -> np.ndarray:
-    """W[u, v] = Σ_{t∈u} Σ_{s∈v} τ(s_t, s_s) over anomalous units u (rows: all units, zero on
-    normal ones) and all units v: the pair counts of the anomalous frames against every frame,
-    from one :func:`.pairs.pair_counts_of_runs` call with two roles per frame."""
+    """W[i, v] = Σ_{t∈u_i} Σ_{s∈v} τ(s_t, s_s) for the anomalous units u_i (in unit order) and
+    every unit v: the pair counts of the anomalous frames against every frame, from one
+    :func:`.pairs.pair_counts_of_runs` call in which anomalous frames play both roles."""
     n_units = units.video.size
-    anomalous = units.class_set[units.unit] >= 0
+    anomalous_units = np.flatnonzero(units.class_set >= 0)
+    rank = np.full(n_units, -1)
+    rank[anomalous_units] = np.arange(anomalous_units.size)
+    anomalous = rank[units.unit] >= 0
     role_scores = np.concatenate([scores[anomalous], scores])
     role_labels = np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)])
-    role_units = np.concatenate([units.unit[anomalous], units.unit + n_units])
-    u = pair_counts_of_runs(frame_runs(role_scores, role_labels, role_units), 2 * n_units)
-    return u[:n_units, n_units:]
+    role_units = np.concatenate([rank[units.unit[anomalous]], units.unit + anomalous_units.size])
+    size = anomalous_units.size + n_units
+    u = pair_counts_of_runs(frame_runs(role_scores, role_labels, role_units), size)
+    return u[: anomalous_units.size, anomalous_units.size :]
 
 
 # --- the probes -----------------------------------------------------------------------------
@@ -497,6 +501,82 @@ def _or_empty(resamples: np.ndarray | None, ground_truth: GroundTruth) -> np.nda
     return np.zeros((0, ground_truth.n_videos)) if resamples is None else resamples
 
 
+class _ModelSums:
+    """One model's pair-count block sums per definition, computed on first use.
+
+    H[L, g, r] = Σ_{u: class set L} Σ_{v ∈ group g} k_u(r)·W[u, v]·k_v(r) for replicate r
+    (row 0: the point estimate), groups g = 0 for normal units and 1 + L' for class set L'.
+    Every AUROC of the probes is a sum of H entries over its positive class sets and negative
+    groups, divided by the matching frame counts.
+    """
+
+    def __init__(self, model: DefinitionScores, units: _Units, weights: np.ndarray) -> None:
+        self.model = model
+        self.units = units
+        self.k_units = weights[:, units.video]  # (R + 1, units)
+        self.anomalous_units = np.flatnonzero(units.class_set >= 0)
+        n_sets = int(units.class_set.max()) + 1 if self.anomalous_units.size else 0
+        self.group = units.class_set + 1
+        self.group_frames = (self.k_units * units.frames) @ np.eye(n_sets + 1)[self.group]
+        self.row_sets = np.eye(n_sets)[units.class_set[self.anomalous_units]]  # (A units, L)
+        self._pairs: dict[str, np.ndarray] = {}
+        self._sums: dict[str, np.ndarray] = {}
+        self._ranked: dict[str, _SortedScores] = {}
+
+    def pairs(self, definition: str) -> np.ndarray:
+        """W of the definition's scores (anomalous units × units)."""
+        if definition not in self._pairs:
+            self._pairs[definition] = unit_pair_counts(self.model.of(definition), self.units)
+        return self._pairs[definition]
+
+    def sums(self, definition: str) -> np.ndarray:
+        if definition not in self._sums:
+            # Units sorted by group once, so each group's columns are a slice (no copies).
+            if not hasattr(self, "_by_group"):
+                self._by_group = np.argsort(self.group, kind="stable")
+                self._k_sorted = np.ascontiguousarray(self.k_units[:, self._by_group].T)
+                self._bounds = np.searchsorted(
+                    self.group[self._by_group], np.arange(self.group_frames.shape[1] + 1)
+                )
+            w = self.pairs(definition)[:, self._by_group]
+            k_rows = self.k_units[:, self.anomalous_units].T  # (A units, R + 1)
+            n_groups = self.group_frames.shape[1]
+            blocks = np.empty((self.row_sets.shape[1], n_groups, self.k_units.shape[0]))
+            for g in range(n_groups):
+                start, stop = self._bounds[g], self._bounds[g + 1]
+                per_row = w[:, start:stop] @ self._k_sorted[start:stop]  # (A units, R + 1)
+                blocks[:, g, :] = self.row_sets.T @ (k_rows * per_row)
+            self._sums[definition] = blocks
+        return self._sums[definition]
+
+    def auroc_parts(
+        self, definition: str, positive: list[int], negative_groups: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pairs, positive frames, negative frames) per replicate."""
+        blocks = self.sums(definition)
+        pairs = blocks[np.ix_(positive, negative_groups)].sum((0, 1))
+        positive_frames = self.group_frames[:, [1 + s for s in positive]].sum(1)
+        return pairs, positive_frames, self.group_frames[:, negative_groups].sum(1)
+
+    def auroc(self, definition: str, positive: list[int], negative_groups: list[int]) -> np.ndarray:
+        pairs, n_positive, n_negative = self.auroc_parts(definition, positive, negative_groups)
+        return ratio_or_nan(pairs, n_positive * n_negative)
+
+    def ranked(self, definition: str) -> _SortedScores:
+        if definition not in self._ranked:
+            runs = frame_runs(
+                self.model.of(definition),
+                self.units.class_set[self.units.unit] >= 0,
+                self.units.unit,
+            )
+            self._ranked[definition] = _SortedScores(runs.scores, runs.video, runs.weight)
+        return self._ranked[definition]
+
+    def ap(self, definition: str, positive: list[int], negative_groups: list[int]) -> float:
+        positive_units = np.isin(self.group, [1 + s for s in positive])
+        return self.ranked(definition).ap(positive_units, np.isin(self.group, negative_groups))
+
+
 def _audit_model(
     ground_truth: GroundTruth,
     model: DefinitionScores,
@@ -507,71 +587,27 @@ def _audit_model(
     selection_seed: int,
     rows: dict[str, list[dict]],
 ) -> None:
-    k_units = weights[:, units.video]  # (R + 1, units)
-    per_unit_frames = k_units * units.frames
+    sums = _ModelSums(model, units, weights)
     set_of = [set(s) for s in classes.class_sets]
-    normal_units = units.class_set < 0
-
-    def unit_mask(class_sets: list[int]) -> np.ndarray:
-        return np.isin(units.class_set, class_sets)
-
-    def pairs_and_count(
-        w: np.ndarray, positive: np.ndarray, negative: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Σ_{u∈P, v∈Q} k_u W[u, v] k_v and the weighted frame counts of P and Q, per
-        replicate."""
-        pairs = ((k_units[:, positive] @ w[np.ix_(positive, negative)]) * k_units[:, negative]).sum(
-            1
-        )
-        return pairs, per_unit_frames[:, positive].sum(1), per_unit_frames[:, negative].sum(1)
-
-    def auroc(w: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
-        pairs, n_positive, n_negative = pairs_and_count(w, positive, negative)
-        return ratio_or_nan(pairs, n_positive * n_negative)
-
-    counts_cache: dict[str, np.ndarray] = {}
-
-    def counts(definition: str) -> np.ndarray:
-        if definition not in counts_cache:
-            counts_cache[definition] = unit_pair_counts(model.of(definition), units)
-        return counts_cache[definition]
-
-    frame_set = classes.codes
-    runs_cache: dict[str, _SortedScores] = {}
-
-    def sorted_scores(definition: str) -> _SortedScores:
-        if definition not in runs_cache:
-            runs_cache[definition] = _SortedScores(model.of(definition))
-        return runs_cache[definition]
-
-    def frames_in(class_sets: list[int]) -> np.ndarray:
-        return np.isin(frame_set, class_sets)
-
     label = {"model": model.name}
-    normal_frames = frame_set < 0
-    # D@5 per query: N and X parts from the same pair counts, so the identity is exact.
-    d5 = {"D@5": [], "D@5N": [], "D@5X": []}
-    d5_ap = {"D@5": [], "D@5N": [], "D@5X": []}
+    # D@5 per query: N and X parts from the same pair sums, so the identity is exact.
+    d5: dict[str, list[np.ndarray]] = {"D@5": [], "D@5N": [], "D@5X": []}
+    d5_ap: dict[str, list[float]] = {"D@5": [], "D@5N": [], "D@5X": []}
     for query in queries:
         target = [i for i, s in enumerate(set_of) if s <= query.classes]
-        excluded = [i for i, s in enumerate(set_of) if not s <= query.classes]
-        w = counts(query.definition)
-        positive, excluded_units = unit_mask(target), unit_mask(excluded)
-        pairs_n, n_pos, n_normal = pairs_and_count(w, positive, normal_units)
-        pairs_x, _, n_excluded = pairs_and_count(w, positive, excluded_units)
-        normal_part = ratio_or_nan(pairs_n, n_pos * n_normal)
-        excluded_part = ratio_or_nan(pairs_x, n_pos * n_excluded)
-        whole = ratio_or_nan(pairs_n + pairs_x, n_pos * (n_normal + n_excluded))
+        excluded = [1 + i for i, s in enumerate(set_of) if not s <= query.classes]
+        pairs_n, n_target, n_normal = sums.auroc_parts(query.definition, target, [0])
+        pairs_x, _, n_excluded = sums.auroc_parts(query.definition, target, excluded)
+        normal_part = ratio_or_nan(pairs_n, n_target * n_normal)
+        excluded_part = ratio_or_nan(pairs_x, n_target * n_excluded)
+        whole = ratio_or_nan(pairs_n + pairs_x, n_target * (n_normal + n_excluded))
         omega = ratio_or_nan(n_normal, n_normal + n_excluded)
-        d5["D@5"].append(whole)
-        d5["D@5N"].append(normal_part)
-        d5["D@5X"].append(excluded_part)
-        ranked = sorted_scores(query.definition)
-        target_frames, excluded_frames = frames_in(target), frames_in(excluded)
+        for key, value in zip(d5, (whole, normal_part, excluded_part), strict=True):
+            d5[key].append(value)
         aps = (
-            ranked.ap(target_frames, normal_frames | excluded_frames),
-            ranked.ap(target_frames, normal_frames),
-            ranked.ap(target_frames, excluded_frames),
+            sums.ap(query.definition, target, [0, *excluded]),
+            sums.ap(query.definition, target, [0]),
+            sums.ap(query.definition, target, excluded),
         )
         for key, value in zip(d5_ap, aps, strict=True):
             d5_ap[key].append(value)
@@ -600,21 +636,19 @@ def _audit_model(
     disc, det_delta, disc_ap, det_delta_ap = [], [], [], []
     for c in classes.classes:
         own = [i for i, s in enumerate(set_of) if s == {c}]
-        rest = [i for i, s in enumerate(set_of) if s != {c}]
-        positive = unit_mask(own)
-        w = counts(c)
-        disc.append(auroc(w, positive, unit_mask(rest)))
-        matching = auroc(w, positive, normal_units)
-        others = [auroc(counts(k), positive, normal_units) for k in classes.classes if k != c]
-        other = _mean_defined(np.vstack(others)) if others else np.full_like(matching, np.nan)
-        det_delta.append(matching - other)
-        own_frames = frames_in(own)
-        disc_ap.append(sorted_scores(c).ap(own_frames, frames_in(rest)))
-        matching_ap = sorted_scores(c).ap(own_frames, normal_frames)
-        other_ap = _nanmean(
-            [sorted_scores(k).ap(own_frames, normal_frames) for k in classes.classes if k != c]
+        rest = [1 + i for i, s in enumerate(set_of) if s != {c}]
+        others = [k for k in classes.classes if k != c]
+        disc.append(sums.auroc(c, own, rest))
+        matching = sums.auroc(c, own, [0])
+        other = (
+            _mean_defined(np.vstack([sums.auroc(k, own, [0]) for k in others]))
+            if others
+            else np.full_like(matching, np.nan)
         )
-        det_delta_ap.append(matching_ap - other_ap)
+        det_delta.append(matching - other)
+        disc_ap.append(sums.ap(c, own, rest))
+        other_ap = _nanmean([sums.ap(k, own, [0]) for k in others])
+        det_delta_ap.append(sums.ap(c, own, [0]) - other_ap)
         rows["classes"].append(
             {
                 **label,
@@ -634,51 +668,52 @@ def _audit_model(
     _probe_row(rows, model, "DC-DetΔ", "ap", np.array([_nanmean(det_delta_ap)]), n_classes)
 
     # DC-SelΔ over the videos holding ≥ 2 classes.
-    terms_auroc, terms_ap, clusters = _selection_terms(
-        ground_truth, model, classes, units, counts, set_of
-    )
+    terms_auroc, terms_ap, clusters = _selection_terms(sums, set_of)
     replicates = weights.shape[0] - 1
     for metric, terms in (("auroc", terms_auroc), ("ap", terms_ap)):
         values = np.array([np.mean(terms)]) if terms else np.array([np.nan])
         if terms and metric == "auroc" and replicates:
-            values = np.r_[
-                values, _cluster_bootstrap(np.array(terms), clusters, replicates, selection_seed)
-            ]
+            resampled = _cluster_bootstrap(np.array(terms), clusters, replicates, selection_seed)
+            values = np.r_[values, resampled]
         _probe_row(rows, model, "DC-SelΔ", metric, values, len(terms))
 
 
-def _selection_terms(ground_truth, model, classes, units, counts, set_of):
-    """DC-SelΔ terms (p, c), their AP counterparts and each term's cluster (the sorted
-    class set of its video p)."""
+def _selection_terms(
+    sums: _ModelSums, set_of: list[set[str]]
+) -> tuple[list[float], list[float], list[str]]:
+    """DC-SelΔ terms (p, c) in AUROC and AP, and each term's cluster (the sorted class set of
+    its video p). Point estimates, from the unit pair counts W within each video."""
+    units = sums.units
     terms_auroc: list[float] = []
     terms_ap: list[float] = []
     clusters: list[str] = []
-    for p in range(ground_truth.n_videos):
-        mine = (units.video == p) & (units.class_set >= 0)
+    anomalous_units = sums.anomalous_units
+    for p in np.unique(units.video[anomalous_units]):
+        rows = np.flatnonzero(units.video[anomalous_units] == p)  # rows of W
+        mine = anomalous_units[rows]  # the video's anomalous units
         present = sorted(set().union(*(set_of[s] for s in units.class_set[mine])))
         if len(present) < 2:
             continue
-        frames = slice(ground_truth.offsets[p], ground_truth.offsets[p + 1])
-        frame_codes = classes.codes[frames]
         for c in present:
-            own = [i for i, s in enumerate(set_of) if s == {c}]
-            positive = mine & np.isin(units.class_set, own)
-            negative = mine & ~np.isin(units.class_set, own)
-            if not positive.any() or not negative.any():
+            own = np.array([set_of[s] == {c} for s in units.class_set[mine]])
+            if not own.any() or own.all():
                 continue
-            denominator = units.frames[positive].sum() * units.frames[negative].sum()
-
-            block = np.ix_(positive, negative)
-            by_definition = {k: float(counts(k)[block].sum() / denominator) for k in present}
+            denominator = units.frames[mine[own]].sum() * units.frames[mine[~own]].sum()
+            by_definition = {
+                k: float(sums.pairs(k)[np.ix_(rows[own], mine[~own])].sum() / denominator)
+                for k in present
+            }
+            positive_units = np.zeros(units.video.size, bool)
+            positive_units[mine[own]] = True
+            negative_units = np.zeros(units.video.size, bool)
+            negative_units[mine[~own]] = True
+            ap_by_definition = {
+                k: sums.ranked(k).ap(positive_units, negative_units) for k in present
+            }
             others = [k for k in present if k != c]
             terms_auroc.append(
                 by_definition[c] - float(np.mean([by_definition[k] for k in others]))
             )
-            own_frames = np.isin(frame_codes, own)
-            rest_frames = (frame_codes >= 0) & ~own_frames
-            ap_by_definition = {
-                k: _SortedScores(model.of(k)[frames]).ap(own_frames, rest_frames) for k in present
-            }
             terms_ap.append(
                 ap_by_definition[c] - float(np.mean([ap_by_definition[k] for k in others]))
             )
@@ -736,17 +771,21 @@ def _nanmean(values: list[float]) -> float:
 
 
 class _SortedScores:
-    """One score vector sorted once (highest first) so that AP for any positive/negative
-    frame sets costs one pass: AP = Σ_k (R_k − R_{k−1})·P_k over the distinct thresholds,
-    as ``sklearn.metrics.average_precision_score`` on the selected frames."""
+    """Weighted entries (runs of identical frames, each in one unit) sorted once, highest
+    score first, so that AP for any positive/negative unit sets costs one pass:
+    AP = Σ_k (R_k − R_{k−1})·P_k over the distinct thresholds, as
+    ``sklearn.metrics.average_precision_score`` on the selected frames."""
 
-    def __init__(self, scores: np.ndarray) -> None:
-        self.order = np.argsort(-scores, kind="stable")
-        ranked = scores[self.order]
+    def __init__(self, scores: np.ndarray, unit: np.ndarray, weight: np.ndarray) -> None:
+        order = np.argsort(-scores, kind="stable")
+        ranked = scores[order]
+        self.unit = unit[order]
+        self.weight = weight[order]
         self.last_of_tie = np.r_[ranked[1:] != ranked[:-1], True]
 
-    def ap(self, positive: np.ndarray, negative: np.ndarray) -> float:
-        positive, negative = positive[self.order], negative[self.order]
+    def ap(self, positive_units: np.ndarray, negative_units: np.ndarray) -> float:
+        positive = self.weight * positive_units[self.unit]
+        negative = self.weight * negative_units[self.unit]
         total = positive.sum()
         if total == 0:
             return float("nan")
