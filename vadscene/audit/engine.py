@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from vadscene.audit import metrics
+from vadscene.audit import metrics, tables
 from vadscene.audit.bootstrap import (
     obuchowski_covariance,
     percentile_interval,
@@ -120,6 +120,7 @@ def run_audit(
         _contrast_draws(bench, scene, n_bootstrap, scene_stream) if scene is not None else []
     )
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
+    rows["further"] = []
     replicates: dict[str, dict[str, np.ndarray]] = {}
     estimates: dict[str, dict[str, float]] = {}
     report("models", 0, len(models))
@@ -139,7 +140,12 @@ def run_audit(
 
     rows["comparisons"] = _comparisons(models, estimates, replicates)
     rows["resolved"] = _resolved_counts(models, rows["comparisons"])
-    optional: dict[str, pd.DataFrame] = {}
+    optional: dict[str, pd.DataFrame] = {
+        "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
+    }
+    if len(models) >= 2:
+        agreement = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
+        optional["agreement"] = tables.metric_agreement(agreement)
     if definition_scores:
         report("definitions", 0, 1)
         probes = audit_definitions(
@@ -215,6 +221,14 @@ def _audit_model(
             }
         )
     rows["controls"].append(_controls(bench, model, runs, u, estimates["micro"]))
+    rows["further"] = [
+        {
+            "model": model.name,
+            "family": model.family,
+            **tables.auca(u, bench.a, bench.n),
+            **tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets),
+        }
+    ]
     rows["per_category"].extend(_per_category(bench, model, u))
     _scene_rows(bench, model, runs, u, contrasts, rows)
     return estimates, replicates, rows

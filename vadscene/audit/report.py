@@ -163,6 +163,7 @@ def _sections(result: AuditResult) -> list[_Section]:
         _scene_conditioned_section,
         _definition_section,
         _readout_section,
+        _further_section,
     )
     return [section for build in builders if (section := build(result)) is not None]
 
@@ -601,6 +602,64 @@ def _readout_section(result: AuditResult) -> _Section | None:
         ),
     ]
     return _Section("Representation readout", tuple(blocks))
+
+
+def _further_section(result: AuditResult) -> _Section | None:
+    further = result.further
+    if further.empty:
+        return None
+    table = pd.DataFrame(
+        {
+            "model": further["model"],
+            "AUCA": further["auca"].map(_num),
+            "cross mass kept": further["cross_mass_kept"].map(_pct),
+            "max AUCA": further["max_auca"].map(_num),
+            "interval AP": further["interval_ap"].map(_num),
+            "AP@0.5": further["interval_ap_at_05"].map(_num),
+            "interval AP (video mean)": further["interval_ap_video_mean"].map(_num),
+            "interval AP (whole video)": further["interval_ap_whole_video"].map(_num),
+        }
+    )
+    blocks: list[_Block] = []
+    if (chart := figures.interval_ap_chart(result)) is not None:
+        blocks.append(_Figure("interval_ap", chart, "interval AP per construction"))
+    blocks += [
+        _Table(table, labels=1),
+        _Note(
+            "AUCA pools only the videos that contain an anomaly; it still compares frames "
+            "across videos (cross mass kept: the share of all cross-video pairs it keeps), and "
+            "max AUCA is what one score per video reaches there. Interval AP follows the "
+            "released VadCLIP evaluation (proposals: runs above max − 0.6·(max − min) of the "
+            "video's scores, at least 2 frames, NMS at IoU 0.6; greedy matching; mean over "
+            "tIoU 0.1–0.5). Video-mean replacement yields no proposal, so its AP is 0; "
+            "whole-video intervals ([0, T) per video, confidence = mean score) show how much AP "
+            "needs no temporal localisation."
+        ),
+    ]
+    agreement = result.agreement
+    if not agreement.empty:
+        blocks += [
+            _Text("Agreement of every granularity with micro AUROC over the models:"),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "granularity": agreement["granularity"],
+                        "models": agreement["models"].map(_count),
+                        "spread (max − min)": agreement["spread"].map(_num),
+                        "pairs compared": agreement["pairs"].map(_count),
+                        "reversals": agreement["reversals"].map(_count),
+                        "Spearman ρ": agreement["spearman_rho"].map(_num),
+                    }
+                ),
+                labels=1,
+            ),
+            _Note(
+                "A reversal is a model pair that micro and the granularity order oppositely "
+                "(pairs tied in either are left out). Many reversals or a low ρ mean a "
+                "leaderboard ranked by micro would change under that reading."
+            ),
+        ]
+    return _Section("Further tables", tuple(blocks))
 
 
 def _by_contrast_then_model(result: AuditResult, table: pd.DataFrame) -> pd.DataFrame:

@@ -46,6 +46,12 @@ Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty withou
 ``readout`` — one row per feature model × prototype readout:
     model, family, readout ∈ {global, per_category, within_video}, granularity (the AUROC
     that reads it), auroc, ci_low, ci_high, videos (scored), left_out (within-video)
+``further`` — one row per model (empty without models):
+    model, family, auca, cross_mass_kept, max_auca, interval_ap (mean over tIoU 0.1–0.5),
+    interval_ap_at_05, interval_ap_video_mean[_at_05], interval_ap_whole_video[_at_05]
+``agreement`` — one row per granularity (two or more models):
+    granularity, models, spread (max − min of the estimates), pairs (model pairs ordered
+    strictly by both micro and the granularity), reversals, spearman_rho (vs micro)
 """
 
 from __future__ import annotations
@@ -91,6 +97,8 @@ class AuditResult:
     definition_queries: pd.DataFrame = field(default_factory=pd.DataFrame)
     definition_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
     readout: pd.DataFrame = field(default_factory=pd.DataFrame)
+    further: pd.DataFrame = field(default_factory=pd.DataFrame)
+    agreement: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     TABLES: ClassVar[tuple[str, ...]] = (
         "composition",
@@ -108,6 +116,8 @@ class AuditResult:
         "definition_queries",
         "definition_classes",
         "readout",
+        "further",
+        "agreement",
     )
     """Tables of the definition-scores and features inputs; empty (and left out of the
     JSON) without them."""
