@@ -45,6 +45,20 @@ with ``met`` / ``MISSED``: UCF-shaped full audit ≤ 3 s on 2 cores, ≥ 1000× 
 naive loop, peak ≤ 1.5 GB; XD-shaped full audit ≤ 10 s. A missed target does not change the
 exit code (a benchmark is not a test); only a MISMATCH does. Progress goes to stderr.
 
+Definition-scores and features workloads (``--workload probes``)
+-----------------------------------------------------------------
+*Definition scores*: the UCF-shaped benchmark, 16 models each scoring every frame under 13
+definitions (one per category; snippet scores ×16), five D@5 queries; the engine's
+``audit_definitions`` with B = 1000 paired video replicates, timed model by model (one model's
+(F × 13) scores are 115 MB, so models are built and audited one at a time) and summed. The
+naive baseline is ``roc_auc_score`` with ``sample_weight`` on the frames of each term's
+positive and negative sets: 13 (DC-Disc) + 13·13 (DC-DetΔ) + 3·5 (D@5 parts) calls per model
+and replicate, timed on a sample of calls and extrapolated to 16 models × (B + 1). D@5 of one
+query and one class's DC-DetΔ are checked against sklearn (MISMATCH otherwise).
+*Features*: one UCF-sized feature set (≈70 k snippets × 2,048, float32), the three prototype
+readouts with B = 1000 (``audit_features``). Goals: the definition-scores audit and the
+features readout each within the issue's "full audit with every section ≤ 10 s" budget.
+
 Usage
 -----
 ``python bench/audit_bench.py`` — full run (a few minutes, dominated by the naive loop).
@@ -72,9 +86,18 @@ import pandas as pd
 
 from vadscene.audit import metrics
 from vadscene.audit.bootstrap import percentile_interval, video_multiplicities
+from vadscene.audit.definitions import (
+    DefinitionAudit,
+    DefinitionScores,
+    FrameClasses,
+    Query,
+    audit_definitions,
+    classes_from_categories,
+)
 from vadscene.audit.engine import run_audit
 from vadscene.audit.inputs import GroundTruth, ModelScores
 from vadscene.audit.pairs import pair_count_matrix
+from vadscene.audit.prototypes import Features, audit_features
 from vadscene.audit.result import GRANULARITIES
 from vadscene.audit.scene import SceneContrast, SceneLabels
 
@@ -740,8 +763,19 @@ def _cores() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1/10 frames, B = 100, 1 replicate")
+    parser.add_argument(
+        "--workload",
+        choices=("audit", "probes", "all"),
+        default="all",
+        help="audit: scores only; probes: definition scores and features; all: both",
+    )
     args = parser.parse_args(argv)
     shrink, n_bootstrap, naive_replicates = (10, 100, 1) if args.quick else (1, 1000, 3)
+    probe_failures = []
+    if args.workload in ("probes", "all"):
+        probe_failures = bench_probes(UCF.shrunk(shrink) if shrink > 1 else UCF, n_bootstrap)
+        if args.workload == "probes":
+            return 1 if probe_failures else 0
 
     reports: dict[str, ShapeReport] = {}
     failures: list[str] = []
@@ -763,12 +797,129 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print_table(list(reports.values()))
     print_targets(reports, args.quick)
+    failures += probe_failures
     if failures:
         print(f"\nMISMATCH: {len(failures)} engine values differ by more than {TOLERANCE:g}:")
         for line in failures[:20]:
             print(f"  MISMATCH {line}")
         return 1
     return 0
+
+
+# --- definition scores and features ---------------------------------------------------------
+
+TARGET_PROBES_SECONDS = 10.0
+N_DEFINITION_MODELS = 16
+FEATURE_DIM = 2048
+
+
+def build_definition_model(
+    gt: GroundTruth, index: int, rng: np.random.Generator
+) -> DefinitionScores:
+    """13 definition columns: a shared anomaly logit plus, for odd models, a boost of the
+    frames whose category the definition names (even models are definition-blind)."""
+    video, frames, share = snippet_layout(gt)
+    categories = np.array(gt.categories)[video]
+    anomalous_video = (gt.anomalous_counts() > 0).astype(np.float64)[video]
+    base = rng.normal(-1, 0.5) + rng.uniform(0.3, 2.5) * anomalous_video + 2 * share
+    base = base + rng.standard_normal(video.size)
+    columns = []
+    for category in UCF_CATEGORIES:
+        boost = (index % 2) * rng.uniform(0.5, 2.0) * share * (categories == category)
+        logit = base + boost + (index % 2) * 0.3 * rng.standard_normal(video.size)
+        columns.append(np.repeat((1 / (1 + np.exp(-logit))).astype(np.float32), frames))
+    return DefinitionScores(
+        f"model-{index}", UCF_CATEGORIES, np.column_stack(columns).astype(np.float64), "synthetic"
+    )
+
+
+def bench_probes(shape: Shape, n_bootstrap: int) -> list[str]:
+    """Time the definition-scores and features workloads; print figures and targets."""
+    rng = np.random.default_rng(SEED)
+    gt = build_ground_truth(shape, rng)
+    classes = classes_from_categories(gt)
+    queries = [
+        Query("Abuse", frozenset({"Abuse"})),
+        Query("Fighting", frozenset({"Fighting"})),
+        Query("Robbery", frozenset({"Robbery"})),
+        Query("Shooting", frozenset({"Shooting"})),
+        Query("Explosion", frozenset({"Explosion"})),
+    ]
+    draws = engine_draws(gt.n_videos, n_bootstrap)
+    engine_seconds = 0.0
+    failures: list[str] = []
+    naive_per_call: list[float] = []
+    for index in range(N_DEFINITION_MODELS):
+        model = build_definition_model(gt, index, rng)
+        start = time.perf_counter()
+        audit = audit_definitions(gt, [model], classes, queries, resamples=draws)
+        engine_seconds += time.perf_counter() - start
+        log(f"definition scores: model {index + 1}/{N_DEFINITION_MODELS} audited")
+        if index < 2:
+            failures += _check_probes(gt, model, classes, audit, naive_per_call)
+    calls = len(UCF_CATEGORIES) * (1 + len(UCF_CATEGORIES)) + 3 * len(queries)
+    naive_seconds = float(np.mean(naive_per_call)) * calls * N_DEFINITION_MODELS * (n_bootstrap + 1)
+
+    snippets = -(-gt.frame_counts // SNIPPET)
+    features = Features(
+        "features",
+        tuple(rng.standard_normal((int(m), FEATURE_DIM), dtype=np.float32) for m in snippets),
+        SNIPPET,
+        "synthetic",
+    )
+    start = time.perf_counter()
+    readout = audit_features(gt, [features], resamples=draws)
+    feature_seconds = time.perf_counter() - start
+    print(
+        f"\nDefinition scores ({shape.name} shape, {gt.n_frames:,} frames, "
+        f"{N_DEFINITION_MODELS} models × {len(UCF_CATEGORIES)} definitions, B = {n_bootstrap}): "
+        f"engine {engine_seconds:.2f} s; naive sklearn loop ≈ {naive_seconds:,.0f} s "
+        f"({len(naive_per_call)} calls timed, {calls} calls per model and replicate); "
+        f"ratio {naive_seconds / engine_seconds:,.0f}×"
+    )
+    print(
+        f"Features ({int(snippets.sum()):,} snippets × {FEATURE_DIM}, float32, B = "
+        f"{n_bootstrap}): prototype readout {feature_seconds:.2f} s "
+        f"({', '.join(f'{r.readout} {r.auroc:.4f}' for r in readout.itertuples())})"
+    )
+    for label, seconds in (("definition scores", engine_seconds), ("features", feature_seconds)):
+        verdict = "met" if seconds <= TARGET_PROBES_SECONDS else "MISSED"
+        print(f"  {label} ≤ {TARGET_PROBES_SECONDS:g} s on {_cores()}: {verdict}")
+    for line in failures:
+        print(f"MISMATCH {line}")
+    return failures
+
+
+def _check_probes(
+    gt: GroundTruth,
+    model: DefinitionScores,
+    classes: FrameClasses,
+    audit: DefinitionAudit,
+    naive_per_call: list[float],
+) -> list[str]:
+    """D@5 of the first query and DC-DetΔ's matching term of one class against sklearn, timing
+    each sklearn call for the naive extrapolation."""
+    failures = []
+    query = audit.queries.iloc[0]
+    target = classes.codes == classes.classes.index(query["definition"])
+
+    from sklearn.metrics import roc_auc_score
+
+    def timed(labels: np.ndarray, scores: np.ndarray) -> float:
+        start = time.perf_counter()
+        value = float(roc_auc_score(labels, scores, sample_weight=np.ones(labels.size)))
+        naive_per_call.append(time.perf_counter() - start)
+        return value
+
+    expected = timed(target, model.of(query["definition"]))
+    if abs(expected - query["d5_auroc"]) > TOLERANCE:
+        failures.append(f"{model.name} D@5 {query['d5_auroc']!r} vs sklearn {expected!r}")
+    row = audit.classes.iloc[0]
+    keep = (classes.codes == classes.classes.index(row["class"])) | ~gt.labels
+    expected = timed(gt.labels[keep], model.of(row["class"])[keep])
+    if abs(expected - row["det_matching_auroc"]) > TOLERANCE:
+        failures.append(f"{model.name} DC-Det term {row['det_matching_auroc']!r} vs {expected!r}")
+    return failures
 
 
 if __name__ == "__main__":

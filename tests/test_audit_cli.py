@@ -157,3 +157,39 @@ def test_without_bootstrap_the_summary_says_there_is_no_interval(
 ) -> None:
     assert _audit_demo(demo, tmp_path / "r", bootstrap=0) == 0
     assert re.search(r"localizer: micro AUROC 0\.\d{4} \[nan, nan\]", capsys.readouterr().out)
+
+
+def test_demo_probes_show_definition_following_and_the_readout(demo: Path, tmp_path: Path) -> None:
+    """The demo's definition-blind model gets DC-DetΔ exactly 0, the definition-following one
+    a positive gain; the prototype readout covers both feature sets."""
+    out = tmp_path / "probes"
+    benchmark = demo / "benchmark"
+    code = run(
+        [
+            "audit",
+            "--workspace",
+            str(demo),
+            "--models",
+            str(benchmark / "models.json"),
+            "--probes",
+            str(benchmark / "probes.json"),
+            "--bootstrap",
+            "50",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    probes = {(r["model"], r["probe"], r["metric"]): r for r in report["definition_probes"]}
+    assert probes[("video_constant", "DC-DetΔ", "auroc")]["value"] == 0.0
+    assert probes[("localizer", "DC-DetΔ", "auroc")]["ci_low"] > 0
+    assert len(report["definition_queries"]) == 2 * 5  # two models × the demo's five queries
+    readouts = {(r["model"], r["readout"]) for r in report["readout"]}
+    assert readouts == {
+        (m, r)
+        for m in ("localizer", "video_constant")
+        for r in ("global", "per_category", "within_video")
+    }
+    markdown = (out / "report.md").read_text()
+    assert "## Definition following" in markdown and "## Representation readout" in markdown

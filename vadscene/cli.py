@@ -8,6 +8,7 @@ line naming the thing and what was expected (exit code 2 for usage errors, 1 oth
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -467,6 +468,47 @@ def audit(
     ] = None,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates (0 = none).")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws.")] = 0,
+    definition_scores: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=PATH[@FAMILY] per model scored once per definition: a table video, "
+            "frame, definition, score (CSV/Parquet) or a folder of (T × D) .npy with "
+            "definitions.txt; adds the definition-following probes."
+        ),
+    ] = None,
+    events: Annotated[
+        Path | None,
+        typer.Option(
+            help="Events table video, start, end, class giving the classes of anomalous "
+            "frames (default: each video's category)."
+        ),
+    ] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            help='D@5 queries: JSON list of {"definition", "classes"} (default: one '
+            "singleton query per class)."
+        ),
+    ] = None,
+    features: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=PATH[@FAMILY] per model: folder of per-video (snippets × d) .npy "
+            "features; adds the prototype readout."
+        ),
+    ] = None,
+    feature_snippet_frames: Annotated[
+        int | None, typer.Option(help="Frames per feature snippet (default 16).")
+    ] = None,
+    probes_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--probes",
+            help="JSON object listing definition_scores and features ({name, path, family}), "
+            "queries, events (paths relative to the file), e.g. the demo's "
+            "benchmark/probes.json; combines with the options above.",
+        ),
+    ] = None,
 ) -> None:
     """Audit model frame scores: AUROC granularities, bootstrap CIs, scene bias; write a report.
 
@@ -475,7 +517,12 @@ def audit(
     from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
     from vadscene.audit.report import write_report
-    from vadscene.audit.sources import gather_inputs, read_model_list
+    from vadscene.audit.sources import (
+        gather_inputs,
+        gather_probe_inputs,
+        read_model_list,
+        read_probe_list,
+    )
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
     output_folder(out_dir, "the audit report", create=False)  # created once the inputs are read
@@ -492,6 +539,17 @@ def audit(
         release=release,
         workspace=workspace,
     )
+    listed = read_probe_list(probes_file) if probes_file else {}
+    definition_models, classes, query_list, feature_models = gather_probe_inputs(
+        ground_truth,
+        definition_scores=[parse_scores_argument(a) for a in definition_scores or []]
+        + listed.get("definition_scores", []),
+        events=events or listed.get("events"),
+        queries=queries or listed.get("queries"),
+        features=[parse_scores_argument(a) for a in features or []] + listed.get("features", []),
+        snippet_repeat=snippet_repeat,
+        feature_snippet_frames=feature_snippet_frames or listed.get("feature_snippet_frames", 16),
+    )
     with _progress("Auditing") as update:
         result = run_audit(
             ground_truth,
@@ -500,6 +558,10 @@ def audit(
             n_bootstrap=bootstrap,
             seed=seed,
             progress=lambda step, done, total: update(done, total, step),
+            definition_scores=definition_models,
+            classes=classes,
+            queries=query_list,
+            features=feature_models,
         )
     written = write_report(result, out_dir)
     summary = result.summary
@@ -515,6 +577,10 @@ def audit(
                 f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
                 markup=False,
             )
+    probes = result.definition_probes
+    for row in probes[probes["metric"] == "auroc"].itertuples() if not probes.empty else ():
+        value = f"{row.value:+.4f}" if math.isfinite(row.value) else "n/a (no input for it)"
+        out.print(f"  {row.model}: {row.probe} {value}", markup=False)
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
 
 

@@ -13,6 +13,11 @@ Layout written under ``root``::
     frame_counts.txt               "<video_id> <num_frames>" per line
     scores/<model>/<video_id>.npy  float32, one score in [0, 1] per frame
     models.json                    [{name, family, behaviour, path}] (path relative to root)
+    definition_scores/<model>/     <video_id>.npy float32 (frames × definitions) +
+                                   definitions.txt: the model scored once per definition
+    features/<model>/<video_id>.npy float32 (16-frame snippets × 32) pre-classifier features
+    queries.json                   the D@5 queries [{definition, classes}]
+    probes.json                    {definition_scores, features, queries, feature_snippet_frames}
     demo.json                      manifest read back by :func:`load_demo_manifest`
 
 ``ground_truth.txt`` has one line per video, ``<video_id>.mp4  <Category>  s1  e1  s2  e2``,
@@ -231,6 +236,29 @@ _VIEW_GAIN = (1.0, 0.72, 1.15)
 # Independent RNG streams, keyed so that adding a video or a model never shifts another stream.
 _STREAM_PIXELS = 0
 _STREAM_SCORES = 1
+_STREAM_DEFINITIONS = 2
+_STREAM_FEATURES = 3
+
+DEMO_DEFINITIONS: dict[str, tuple[str, ...]] = {
+    "Arson": ("Arson",),
+    "Explosion": ("Explosion",),
+    "Fighting": ("Fighting",),
+    "Robbery": ("Robbery",),
+    "Shooting": ("Shooting",),
+    "violence": ("Fighting", "Robbery", "Shooting"),
+    "fire": ("Arson", "Explosion"),
+}
+"""Definition → the anomaly classes it names: one per class (DC-Disc, DC-DetΔ) and two
+broader ones queried by D@5."""
+DEMO_QUERIES = ("violence", "fire", "Fighting", "Robbery", "Explosion")
+DEMO_DEFINITION_MODELS: dict[str, str] = {
+    "localizer": "follows the definition: +0.45 on events of the named classes, +0.1 on others",
+    "video_constant": "definition-blind: the same scores for every definition",
+}
+"""Models that also ship definition scores and features, and how their scores follow the
+definition."""
+DEMO_SNIPPET_FRAMES = 16
+DEMO_FEATURE_DIM = 32
 
 
 def _rng(seed: int, *keys: int) -> np.random.Generator:
@@ -584,6 +612,78 @@ def _model_scores(model: DemoModel, video: DemoVideo, rng: np.random.Generator) 
     return np.clip(scores, 0.0, 1.0).astype(np.float32)
 
 
+def _definition_scores(name: str, video: DemoVideo, rng: np.random.Generator) -> np.ndarray:
+    """(frames × definitions) scores: ``localizer`` raises only the events its definition
+    names; ``video_constant`` repeats one score for every definition."""
+    n = video.num_frames
+    if name == "video_constant":
+        level = 0.65 if video.anomalous_intervals else 0.3
+        constant = np.clip(level + 0.1 * rng.standard_normal(), 0.02, 0.98)
+        return np.full((n, len(DEMO_DEFINITIONS)), constant, dtype=np.float32)
+    radius = 18
+    ramp = np.exp(-0.5 * (np.arange(-radius, radius + 1) / 6) ** 2)
+    soft = np.convolve(
+        np.pad(_anomaly_mask(video), radius, mode="edge"), ramp / ramp.sum(), "valid"
+    )
+    offset = rng.uniform(0.0, 0.2)
+    columns = [
+        offset
+        + (0.45 if video.category in classes else 0.1) * soft
+        + 0.03 * _smooth_noise(rng, n, 10)
+        for classes in DEMO_DEFINITIONS.values()
+    ]
+    return np.clip(np.column_stack(columns), 0.0, 1.0).astype(np.float32)
+
+
+def _features(name: str, video: DemoVideo, rng: np.random.Generator) -> np.ndarray:
+    """Per-snippet features: a shared anomaly direction scaled by the snippet's anomalous
+    share (strong for ``localizer``; ``video_constant`` only sees whether the video holds an
+    anomaly), a per-video scene offset and noise."""
+    starts = np.arange(0, video.num_frames, DEMO_SNIPPET_FRAMES)
+    share = np.add.reduceat(_anomaly_mask(video), starts) / np.diff(np.r_[starts, video.num_frames])
+    direction = np.zeros(DEMO_FEATURE_DIM)
+    direction[0] = 1.0
+    if name == "video_constant":
+        share = np.full(starts.size, float(bool(video.anomalous_intervals)))
+    scene = rng.normal(0.0, 0.6, DEMO_FEATURE_DIM)
+    noise = rng.normal(0.0, 0.5, (starts.size, DEMO_FEATURE_DIM))
+    return (1.0 + 2.0 * share[:, None] * direction + scene + noise).astype(np.float32)
+
+
+def _write_probe_inputs(root: Path, seed: int) -> None:
+    """Definition scores, features, queries and the probes.json that lists them."""
+    definition_entries, feature_entries = [], []
+    for m_index, name in enumerate(DEMO_DEFINITION_MODELS):
+        family = next(m.family for m in DEMO_MODELS if m.name == name)
+        definitions_dir = root / "definition_scores" / name
+        features_dir = root / "features" / name
+        definitions_dir.mkdir(parents=True, exist_ok=True)
+        features_dir.mkdir(parents=True, exist_ok=True)
+        (definitions_dir / "definitions.txt").write_text("\n".join(DEMO_DEFINITIONS) + "\n")
+        for v_index, video in enumerate(_DESIGN):
+            np.save(
+                definitions_dir / f"{video.video_id}.npy",
+                _definition_scores(name, video, _rng(seed, _STREAM_DEFINITIONS, m_index, v_index)),
+            )
+            np.save(
+                features_dir / f"{video.video_id}.npy",
+                _features(name, video, _rng(seed, _STREAM_FEATURES, m_index, v_index)),
+            )
+        definition_entries.append(
+            {"name": name, "family": family, "path": f"definition_scores/{name}"}
+        )
+        feature_entries.append({"name": name, "family": family, "path": f"features/{name}"})
+    queries = [{"definition": d, "classes": list(DEMO_DEFINITIONS[d])} for d in DEMO_QUERIES]
+    (root / "queries.json").write_text(_dumps(queries))
+    probes = {
+        "definition_scores": definition_entries,
+        "features": feature_entries,
+        "queries": "queries.json",
+        "feature_snippet_frames": DEMO_SNIPPET_FRAMES,
+    }
+    (root / "probes.json").write_text(_dumps(probes))
+
+
 def _video_record(video: DemoVideo) -> dict[str, object]:
     return {
         "video_id": video.video_id,
@@ -642,6 +742,7 @@ def generate_demo_benchmark(
         for m in DEMO_MODELS
     ]
     (root / "models.json").write_text(_dumps(model_records))
+    _write_probe_inputs(root, seed)
 
     for v_index, video in enumerate(_DESIGN):
         _write_video(

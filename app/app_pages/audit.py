@@ -12,7 +12,12 @@ from app_state import current_workspace
 from vadscene.audit import figures, run_audit
 from vadscene.audit.loaders import parse_scores_argument
 from vadscene.audit.report import write_report
-from vadscene.audit.sources import gather_inputs, read_model_list
+from vadscene.audit.sources import (
+    gather_inputs,
+    gather_probe_inputs,
+    read_model_list,
+    read_probe_list,
+)
 from vadscene.errors import VadsceneError
 
 workspace = current_workspace()
@@ -34,6 +39,14 @@ chosen_lists = st.multiselect(
     default=model_lists,
     format_func=lambda p: str(p.relative_to(workspace.root)),
     key="audit_model_lists",
+)
+probe_lists = sorted(p for p in workspace.root.glob("**/probes.json") if p.is_file())
+chosen_probes = st.multiselect(
+    "Definition scores and features found in the workspace (probes.json)",
+    probe_lists,
+    default=probe_lists,
+    format_func=lambda p: str(p.relative_to(workspace.root)),
+    key="audit_probe_lists",
 )
 extra = st.text_area(
     "More models, one NAME=PATH[@FAMILY] per line (server paths: .npy folder, .npy, CSV)",
@@ -66,10 +79,26 @@ def _run(folder: Path) -> None:
         snippet_repeat=int(snippet_repeat),
         workspace=workspace.root,
     )
+    listed = [read_probe_list(path) for path in chosen_probes]
+    definition_models, classes, queries, features = gather_probe_inputs(
+        truth,
+        definition_scores=[s for entry in listed for s in entry["definition_scores"]],
+        features=[s for entry in listed for s in entry["features"]],
+        queries=next((entry["queries"] for entry in listed if "queries" in entry), None),
+        events=next((entry["events"] for entry in listed if "events" in entry), None),
+        snippet_repeat=int(snippet_repeat),
+        feature_snippet_frames=next(
+            (e["feature_snippet_frames"] for e in listed if "feature_snippet_frames" in e), 16
+        ),
+    )
     st.session_state["audit_result"] = run_audit(
         truth,
         models,
         scene,
+        definition_scores=definition_models,
+        classes=classes,
+        queries=queries,
+        features=features,
         n_bootstrap=int(bootstrap),
         seed=int(seed),
         progress=lambda step, done, total: bar.progress(
@@ -105,10 +134,22 @@ for chart in (
     figures.bias_dot_plot(result),
     figures.scene_pair_heatmap(result) if not result.scene_pairs.empty else None,
     figures.composition_chart(result),
+    figures.d5_decomposition_chart(result),
+    figures.definition_delta_chart(result),
+    figures.readout_chart(result),
 ):
     if chart is not None:
         st.altair_chart(chart, width="content")
-for name in ("metrics", "controls", "resolved", "bias", "scene_conditioned"):
+for name in (
+    "metrics",
+    "controls",
+    "resolved",
+    "bias",
+    "scene_conditioned",
+    "definition_probes",
+    "definition_queries",
+    "readout",
+):
     table = getattr(result, name)
     if not table.empty:
         with st.expander(name.replace("_", " ").capitalize()):

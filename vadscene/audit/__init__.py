@@ -1,4 +1,4 @@
-"""The scene-bias and granularity audit (spec: shared/spec/metrics.md).
+"""The scene-bias and granularity audit (formulas: docs/metrics.md).
 
 Flow: loaders (:mod:`.loaders`) → inputs (:mod:`.inputs`) → one pair-count matrix per model
 (:mod:`.pairs`) → metrics and bootstrap (:mod:`.metrics`, :mod:`.bootstrap`) → scene audit

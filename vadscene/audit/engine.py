@@ -16,11 +16,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from vadscene.audit import metrics
+from vadscene.audit import metrics, tables
 from vadscene.audit.bootstrap import (
     obuchowski_covariance,
     percentile_interval,
     video_multiplicities,
+)
+from vadscene.audit.definitions import (
+    DefinitionScores,
+    FrameClasses,
+    Query,
+    audit_definitions,
+    classes_from_categories,
 )
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.pairs import (
@@ -29,6 +36,7 @@ from vadscene.audit.pairs import (
     pair_counts_of_runs,
     video_constant_pair_counts,
 )
+from vadscene.audit.prototypes import SNIPPET_LABEL_RULE, Features, audit_features
 from vadscene.audit.result import GRANULARITIES, AuditResult
 from vadscene.audit.scene import (
     PAIR_TYPES,
@@ -73,11 +81,22 @@ def run_audit(
     n_bootstrap: int = 1000,
     seed: int = 0,
     progress: AuditProgress | None = None,
+    definition_scores: Sequence[DefinitionScores] = (),
+    classes: FrameClasses | None = None,
+    queries: Sequence[Query] = (),
+    features: Sequence[Features] = (),
 ) -> AuditResult:
     """Audit models' frame scores against ground truth (and scene labels).
 
     Without models it reports the benchmark's composition: per-video counts, the within-pair
     fraction w, the oracle video-constant AUROC and the one-bit control.
+
+    ``definition_scores`` (scores per frame and definition) add the definition-conditioned
+    probes (:mod:`.definitions`), with frame classes from ``classes`` (an events table,
+    :func:`.definitions.load_events`) or else the video categories, and D@5 over
+    ``queries`` (default: one singleton query per class). ``features`` (per-snippet
+    features) add the prototype readout (:mod:`.prototypes`). Both share the models' paired
+    video bootstrap draws.
     """
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
@@ -102,6 +121,7 @@ def run_audit(
         _contrast_draws(bench, scene, n_bootstrap, scene_stream) if scene is not None else []
     )
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
+    rows["further"] = []
     replicates: dict[str, dict[str, np.ndarray]] = {}
     estimates: dict[str, dict[str, float]] = {}
     report("models", 0, len(models))
@@ -121,12 +141,59 @@ def run_audit(
 
     rows["comparisons"] = _comparisons(models, estimates, replicates)
     rows["resolved"] = _resolved_counts(models, rows["comparisons"])
+    optional: dict[str, pd.DataFrame] = {
+        "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
+    }
+    if len(models) >= 2:
+        agreement = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
+        optional["agreement"] = tables.metric_agreement(agreement)
+    if definition_scores:
+        report("definitions", 0, 1)
+        probes = audit_definitions(
+            ground_truth,
+            definition_scores,
+            classes if classes is not None else classes_from_categories(ground_truth),
+            queries,
+            resamples=resamples,
+            selection_seed=seed,
+        )
+        optional |= {
+            "definition_probes": probes.probes,
+            "definition_queries": probes.queries,
+            "definition_classes": probes.classes,
+        }
+        report("definitions", 1, 1)
+    conventions = _conventions(ground_truth, models, scene, n_bootstrap, seed)
+    if definition_scores:
+        conventions["definition_scores"] = {
+            "models": [
+                {"name": m.name, "family": m.family, "source": m.source, "notes": list(m.notes)}
+                for m in definition_scores
+            ],
+            "classes": classes.source if classes is not None else "video categories",
+            "queries": sorted({q.source for q in queries}) or ["one singleton query per class"],
+            "target_rule": "a frame is a target of Γ when its class set lies inside Γ; frames "
+            "holding an excluded class are excluded anomalies",
+            "ap_intervals": "none (AP values are point estimates)",
+            "selection_bootstrap": "clusters of multi-event videos sharing one class set, "
+            "resampled with replacement",
+        }
+    if features:
+        conventions["features"] = {
+            "models": [{"name": f.name, "family": f.family, "source": f.source} for f in features],
+            "snippet_frames": sorted({f.snippet_repeat for f in features}),
+            "snippet_label_rule": SNIPPET_LABEL_RULE,
+        }
+        report("features", 0, 1)
+        optional["readout"] = audit_features(ground_truth, features, resamples=resamples)
+        report("features", 1, 1)
     return AuditResult(
-        conventions=_conventions(ground_truth, models, scene, n_bootstrap, seed),
+        conventions=conventions,
         summary=_summary(bench),
         composition=_composition(bench),
         **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
         models=tuple(names),
+        **optional,
     )
 
 
@@ -155,6 +222,14 @@ def _audit_model(
             }
         )
     rows["controls"].append(_controls(bench, model, runs, u, estimates["micro"]))
+    rows["further"] = [
+        {
+            "model": model.name,
+            "family": model.family,
+            **tables.auca(u, bench.a, bench.n),
+            **tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets),
+        }
+    ]
     rows["per_category"].extend(_per_category(bench, model, u))
     _scene_rows(bench, model, runs, u, contrasts, rows)
     return estimates, replicates, rows

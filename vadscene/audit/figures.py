@@ -393,3 +393,225 @@ def _finish(chart: _Chart) -> _Chart:
 def _finite(value: object) -> bool:
     """A real, finite number, numpy scalars included."""
     return isinstance(value, numbers.Real) and math.isfinite(value)
+
+
+# --- definition-conditioned probes and the prototype readout -----------------------------------
+
+READOUT_LABELS: dict[str, str] = {
+    "global": "global — read with micro",
+    "per_category": "per-category — read with per-category",
+    "within_video": "within-video (leave-one-out) — read with macro",
+}
+"""Prototype readouts in display order (docs/metrics.md, "Representation readout")."""
+
+
+def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
+    """D@5 per model stacked into its normal part mean(ω·D@5ᴺ) and its excluded-anomaly part
+    mean((1 − ω)·D@5ˣ): the two stacks add up to D@5 exactly ([definitions] Eq. 3)."""
+    queries = result.definition_queries
+    if queries.empty:
+        return None
+    parts = queries.assign(
+        normal=queries["omega"] * queries["d5_normal_auroc"],
+        excluded=(1 - queries["omega"]) * queries["d5_excluded_auroc"],
+    )
+    means = parts.groupby("model", sort=False)[["normal", "excluded", "omega"]].mean()
+    parts_labels = {
+        "normal": "ω·D@5ᴺ — target vs normal frames",
+        "excluded": "(1 − ω)·D@5ˣ — target vs excluded anomalies",
+    }
+    data = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "model": means.index,
+                    "part": label,
+                    "value": means[column].to_numpy(),
+                    "omega": means["omega"].to_numpy(),
+                }
+            )
+            for column, label in parts_labels.items()
+        ]
+    )
+    chart = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("model:N", sort=list(means.index), title=None),
+            x=alt.X("value:Q", stack="zero", title="D@5 AUROC", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color(
+                "part:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=list(parts_labels.values()), range=[NORMAL_COLOUR, ANOMALOUS_COLOUR]
+                ),
+                legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
+            ),
+            order=alt.Order("part:N", sort="descending"),
+            tooltip=[
+                alt.Tooltip("model:N"),
+                alt.Tooltip("part:N"),
+                alt.Tooltip("value:Q", format=".4f"),
+                alt.Tooltip("omega:Q", format=".4f", title="mean ω"),
+            ],
+        )
+        .properties(
+            width=420,
+            height=alt.Step(26),
+            title=_title(
+                "How much of D@5 tests the definition?",
+                "D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ per query, ω = normal share of the negatives; "
+                "only the red part compares the target with anomalies the definition excludes.",
+            ),
+        )
+    )
+    return _finish(chart)
+
+
+def definition_delta_chart(result: AuditResult) -> alt.LayerChart | None:
+    """DC-DetΔ per class and model: the matching definition's gain in target-vs-normal AUROC
+    over the other definitions (0 for a definition-blind scorer)."""
+    classes = result.definition_classes
+    if classes.empty:
+        return None
+    data = classes[["model", "class", "det_delta_auroc", "det_matching_auroc", "det_other_auroc"]]
+    models = list(dict.fromkeys(data["model"]))
+    base = alt.Chart(data)
+    zero = base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(x=alt.datum(0))
+    points = base.mark_point(filled=True, size=70, opacity=1).encode(
+        y=alt.Y("class:N", title=None),
+        x=alt.X("det_delta_auroc:Q", title="DC-DetΔ (AUROC difference)"),
+        color=alt.Color(
+            "model:N",
+            sort=models,
+            scale=alt.Scale(scheme="tableau10"),
+            legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
+        ),
+        yOffset=alt.YOffset("model:N", sort=models),
+        tooltip=[
+            alt.Tooltip("model:N"),
+            alt.Tooltip("class:N"),
+            *(
+                alt.Tooltip(f"{f}:Q", format=".4f")
+                for f in ("det_delta_auroc", "det_matching_auroc", "det_other_auroc")
+            ),
+        ],
+    )
+    chart = alt.layer(zero, points).properties(
+        width=420,
+        height=alt.Step(14),
+        title=_title(
+            "Does the matching definition find its class better?",
+            "AUROC(s^c; class c vs normal) − mean over other definitions k of AUROC(s^k; same "
+            "frames). Dashed: 0, what a definition-blind scorer gets exactly.",
+        ),
+    )
+    return _finish(chart)
+
+
+def readout_chart(result: AuditResult) -> alt.FacetChart | None:
+    """Prototype AUROC (from features) beside the score AUROC of the matching granularity, per
+    model and readout ([audit] Table 2)."""
+    readout = result.readout
+    if readout.empty:
+        return None
+    proto = readout.assign(source="prototype (features)")[
+        ["model", "readout", "granularity", "auroc", "ci_low", "ci_high", "source"]
+    ]
+    scores = result.metrics.rename(columns={"value": "auroc"})
+    scores = scores[scores["model"].isin(set(proto["model"]))].merge(
+        proto[["model", "readout", "granularity"]], on=["model", "granularity"]
+    )
+    data = pd.concat(
+        [proto, scores.assign(source="model scores")[proto.columns]], ignore_index=True
+    )
+    data["panel"] = data["readout"].map(READOUT_LABELS)
+    models = list(dict.fromkeys(proto["model"]))
+    scale = alt.Scale(domain=[min(0.4, float(data[["auroc", "ci_low"]].min().min())), 1.0])
+    common = {
+        "y": alt.Y("model:N", sort=models, title=None),
+        "color": alt.Color(
+            "source:N",
+            title=None,
+            scale=alt.Scale(range=[ANOMALOUS_COLOUR, NORMAL_COLOUR]),
+            legend=alt.Legend(orient="bottom"),
+        ),
+        "yOffset": alt.YOffset("source:N"),
+    }
+    rule = (
+        alt.Chart()
+        .mark_rule(strokeWidth=2)
+        .encode(x=alt.X("ci_low:Q", scale=scale, title="AUROC"), x2="ci_high:Q", **common)
+    )
+    point = (
+        alt.Chart()
+        .mark_point(filled=True, size=70, opacity=1)
+        .encode(
+            x=alt.X("auroc:Q", scale=scale, title="AUROC"),
+            tooltip=[
+                alt.Tooltip("model:N"),
+                alt.Tooltip("source:N"),
+                *(alt.Tooltip(f"{f}:Q", format=".4f") for f in ("auroc", "ci_low", "ci_high")),
+            ],
+            **common,
+        )
+    )
+    chance = _chance_rule(alt.Chart(), scale)
+    layered = alt.layer(chance, rule, point, data=data).properties(width=300, height=alt.Step(20))
+    chart = layered.facet(
+        facet=_panel_header([READOUT_LABELS[r] for r in READOUT_LABELS]), columns=3
+    ).properties(
+        title=_title(
+            "Is the anomaly in the representation, and does the head use it?",
+            "Prototype readout of the features vs the model's own scores at the same "
+            "granularity. Bars: 95 % video-bootstrap CI; dashed: chance.",
+        )
+    )
+    return _finish(chart)
+
+
+def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
+    """Mean interval AP per model for the original scores, after video-mean replacement and
+    for one whole-video interval per video ([inside] Table 18)."""
+    further = result.further
+    if further.empty:
+        return None
+    labels = {
+        "interval_ap": "proposals from the scores",
+        "interval_ap_video_mean": "proposals after video-mean replacement",
+        "interval_ap_whole_video": "one whole-video interval per video",
+    }
+    data = further.melt(
+        id_vars=["model"], value_vars=list(labels), var_name="construction", value_name="ap"
+    )
+    data["construction"] = data["construction"].map(labels)
+    chart = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("model:N", sort=model_order(result), title=None),
+            yOffset=alt.YOffset("construction:N", sort=list(labels.values())),
+            x=alt.X("ap:Q", title="interval AP (mean over tIoU 0.1–0.5)"),
+            color=alt.Color(
+                "construction:N",
+                sort=list(labels.values()),
+                title=None,
+                legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
+            ),
+            tooltip=[
+                alt.Tooltip("model:N"),
+                alt.Tooltip("construction:N"),
+                alt.Tooltip("ap:Q", format=".4f"),
+            ],
+        )
+        .properties(
+            width=420,
+            height=alt.Step(12),
+            title=_title(
+                "Interval AP depends on how intervals are built",
+                "Released VadCLIP proposal rule; video-mean replacement leaves no proposal "
+                "(AP 0), while whole-video intervals need no localisation at all.",
+            ),
+        )
+    )
+    return _finish(chart)

@@ -2,8 +2,9 @@
 
 Each function takes ``multiplicities`` K of shape (R, V): row r gives how many copies of every
 video replicate r holds. The point estimate is the single row K = 1 (:func:`ones`); a paired
-video bootstrap passes its resampled counts (spec "Paired video bootstrap", A §3.3). One code
-path serves both, so a replicate is computed exactly like the estimate. Copies of a video are
+video bootstrap passes its resampled counts (docs/metrics.md, "Paired video bootstrap";
+[audit] §3.3). One code path serves both, so a replicate is computed exactly like the
+estimate. Copies of a video are
 distinct videos: pooled pairs between two copies count (micro), a copy's own frames do not
 add to another copy's within-video pairs.
 

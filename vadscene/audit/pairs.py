@@ -1,7 +1,7 @@
 """The pair-count matrix: one V × V matrix per model from which every AUROC variant follows.
 
     U[u, v] = Σ_{t anomalous in u} Σ_{s normal in v} τ(s_t, s_s),
-    τ(x, y) = 1[x > y] + ½·1[x = y]                      (spec "The pair-count matrix"; L App. C)
+    τ(x, y) = 1[x > y] + ½·1[x = y]       (docs/metrics.md "Pair counts"; [inside] App. C)
 
 τ is exactly what ``sklearn.metrics.roc_auc_score`` counts, so micro AUROC = 1ᵀU1 / (A·N) and
 every other granularity is a block or diagonal sum of U (see :mod:`vadscene.audit.metrics`).

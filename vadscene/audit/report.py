@@ -112,7 +112,7 @@ def write_report(
     step("json")
     write("report.json", result.to_json())
     step("tables")
-    for name in AuditResult.TABLES:
+    for name in AuditResult.TABLES + AuditResult.OPTIONAL_TABLES:
         table: pd.DataFrame = getattr(result, name)
         if not table.empty:
             write(f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
@@ -160,6 +160,9 @@ def _sections(result: AuditResult) -> list[_Section]:
         _comparisons_section,
         _bias_section,
         _scene_conditioned_section,
+        _definition_section,
+        _readout_section,
+        _further_section,
     )
     return [section for build in builders if (section := build(result)) is not None]
 
@@ -475,6 +478,187 @@ def _scene_conditioned_section(result: AuditResult) -> _Section | None:
         slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
         blocks.append(_Figure(f"scene_pairs_{i + 1}_{slug}", chart, f"{model}: AUROC by pair type"))
     return _Section("Scene-conditioned AUROC", tuple(blocks))
+
+
+def _definition_section(result: AuditResult) -> _Section | None:
+    probes = result.definition_probes
+    if probes.empty:
+        return None
+    auroc = probes[probes["metric"] == "auroc"].set_index(["model", "probe"])
+    ap = probes[probes["metric"] == "ap"].set_index(["model", "probe"])
+    models = list(dict.fromkeys(probes["model"]))
+    names = list(dict.fromkeys(probes["probe"]))
+    table = pd.DataFrame(
+        {
+            "model": models,
+            **{
+                f"{name} AUROC": [
+                    _ci(*auroc.loc[(m, name), ["value", "ci_low", "ci_high"]], signed="Δ" in name)
+                    for m in models
+                ]
+                for name in names
+            },
+            **{f"{name} AP": [_num(ap.at[(m, name), "value"]) for m in models] for name in names},
+        }
+    )
+    queries = result.definition_queries
+    query_table = pd.DataFrame(
+        {
+            "model": queries["model"],
+            "definition": queries["definition"],
+            "classes Γ": queries["classes"],
+            "ω": queries["omega"].map(_num),
+            "D@5": queries["d5_auroc"].map(_num),
+            "D@5ᴺ": queries["d5_normal_auroc"].map(_num),
+            "D@5ˣ": queries["d5_excluded_auroc"].map(_num),
+            "D@5 − ω·D@5ᴺ − (1−ω)·D@5ˣ": queries["identity_gap"].map(
+                lambda v: f"{v:.1e}" if _finite(v) else "n/a"
+            ),
+            "D@5 AP": queries["d5_ap"].map(_num),
+        }
+    )
+    classes = result.definition_classes
+    class_table = pd.DataFrame(
+        {
+            "model": classes["model"],
+            "class": classes["class"],
+            "DC-Disc": classes["disc_auroc"].map(_num),
+            "matching": classes["det_matching_auroc"].map(_num),
+            "other definitions": classes["det_other_auroc"].map(_num),
+            "DC-DetΔ": classes["det_delta_auroc"].map(lambda v: _num(v, signed=True)),
+        }
+    )
+    blocks: list[_Block] = [
+        _Figure(name, chart, alt_text)
+        for name, build, alt_text in (
+            (
+                "d5_decomposition",
+                figures.d5_decomposition_chart,
+                "D@5 split into ω·D@5ᴺ and (1 − ω)·D@5ˣ",
+            ),
+            ("definition_delta", figures.definition_delta_chart, "DC-DetΔ per class and model"),
+        )
+        if (chart := build(result)) is not None
+    ]
+    worst = float(queries["identity_gap"].abs().max())
+    blocks += [
+        _Table(table, labels=1),
+        _Note(
+            "Each model scored every frame once per definition. D@5 ranks the queried classes' "
+            "frames against all other frames; it splits exactly into D@5ᴺ (against normal "
+            "frames) and D@5ˣ (against anomalies of classes the definition excludes) weighted "
+            "by ω, the normal share of the negatives — when ω is near 1, D@5 is mostly generic "
+            "anomaly detection. DC-Disc ranks a class's frames against other anomalies only. "
+            "DC-DetΔ and DC-SelΔ are gains from the matching definition over the others, on "
+            "the same frames: a scorer that ignores the definition gets exactly 0. A high D@5 "
+            "with DC-DetΔ ≈ 0 is the signature of definition blindness. Brackets: 95 % "
+            "interval, paired video bootstrap (DC-SelΔ: clusters of videos sharing one class "
+            "set); AP values have no interval."
+        ),
+        _Text(
+            "Per query (the identity D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ holds to "
+            f"{worst:.1e} in the worst query):"
+            if _finite(worst)
+            else "Per query:"
+        ),
+        _Table(query_table, labels=3),
+        _Text("Per class (DC-Disc and the two terms of DC-DetΔ):"),
+        _Table(class_table, labels=2),
+    ]
+    return _Section("Definition following", tuple(blocks))
+
+
+def _readout_section(result: AuditResult) -> _Section | None:
+    readout = result.readout
+    if readout.empty:
+        return None
+    rule = result.conventions.get("features", {}).get("snippet_label_rule", "")
+    table = pd.DataFrame(
+        {
+            "model": readout["model"],
+            "readout": readout["readout"].map(figures.READOUT_LABELS),
+            "prototype AUROC": [
+                _ci(*r) for r in readout[["auroc", "ci_low", "ci_high"]].to_numpy()
+            ],
+            "videos": readout["videos"].map(_count),
+            "left out": readout["left_out"].map(_count),
+        }
+    )
+    blocks: list[_Block] = []
+    if (chart := figures.readout_chart(result)) is not None:
+        blocks.append(_Figure("readout", chart, "prototype vs score AUROC per readout"))
+    blocks += [
+        _Table(table, labels=2),
+        _Note(
+            "Without the model's head: each snippet's feature is scored by cos(z, p⁺) − cos(z, "
+            "p⁻), its cosine to the mean anomalous feature minus that to the mean normal one. "
+            "global builds the means from video labels only; per-category and within-video use "
+            "snippet labels (within-video leaves the query snippet out), so they are oracle "
+            "ceilings on what the features make linearly accessible, not detectors. A high "
+            "within-video prototype AUROC beside a low within-video score AUROC means the head "
+            "does not use the localisation the representation holds. Snippet labels: "
+            f"{rule}. Left out: videos with fewer than two snippets of a label."
+        ),
+    ]
+    return _Section("Representation readout", tuple(blocks))
+
+
+def _further_section(result: AuditResult) -> _Section | None:
+    further = result.further
+    if further.empty:
+        return None
+    table = pd.DataFrame(
+        {
+            "model": further["model"],
+            "AUCA": further["auca"].map(_num),
+            "cross mass kept": further["cross_mass_kept"].map(_pct),
+            "max AUCA": further["max_auca"].map(_num),
+            "interval AP": further["interval_ap"].map(_num),
+            "AP@0.5": further["interval_ap_at_05"].map(_num),
+            "interval AP (video mean)": further["interval_ap_video_mean"].map(_num),
+            "interval AP (whole video)": further["interval_ap_whole_video"].map(_num),
+        }
+    )
+    blocks: list[_Block] = []
+    if (chart := figures.interval_ap_chart(result)) is not None:
+        blocks.append(_Figure("interval_ap", chart, "interval AP per construction"))
+    blocks += [
+        _Table(table, labels=1),
+        _Note(
+            "AUCA pools only the videos that contain an anomaly; it still compares frames "
+            "across videos (cross mass kept: the share of all cross-video pairs it keeps), and "
+            "max AUCA is what one score per video reaches there. Interval AP follows the "
+            "released VadCLIP evaluation (proposals: runs above max − 0.6·(max − min) of the "
+            "video's scores, at least 2 frames, NMS at IoU 0.6; greedy matching; mean over "
+            "tIoU 0.1–0.5). Video-mean replacement yields no proposal, so its AP is 0; "
+            "whole-video intervals ([0, T) per video, confidence = mean score) show how much AP "
+            "needs no temporal localisation."
+        ),
+    ]
+    agreement = result.agreement
+    if not agreement.empty:
+        blocks += [
+            _Text("Agreement of every granularity with micro AUROC over the models:"),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "granularity": agreement["granularity"],
+                        "models": agreement["models"].map(_count),
+                        "spread (max − min)": agreement["spread"].map(_num),
+                        "pairs compared": agreement["pairs"].map(_count),
+                        "reversals": agreement["reversals"].map(_count),
+                        "Spearman ρ": agreement["spearman_rho"].map(_num),
+                    }
+                ),
+                labels=1,
+            ),
+            _Note(
+                "A reversal is a model pair that micro and the granularity order oppositely "
+                "(pairs tied in either are left out). Many reversals or a low ρ mean a "
+                "leaderboard ranked by micro would change under that reading."
+            ),
+        ]
+    return _Section("Further tables", tuple(blocks))
 
 
 def _by_contrast_then_model(result: AuditResult, table: pd.DataFrame) -> pd.DataFrame:

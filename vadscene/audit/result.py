@@ -31,6 +31,27 @@ Columns (all tables):
     model, factor, positive, negative, pair_type ∈ {"++", "--", "+-", "-+"}, auroc, weight
 ``scene_conditioned`` — one row per model × contrast:
     model, family, factor, positive, negative, auroc_ref, auroc_cond, delta_scene
+
+Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty without them):
+
+``definition_probes`` — one row per definition-scored model × probe × metric:
+    model, family, probe ∈ {D@5, D@5N, D@5X, DC-Disc, DC-DetΔ, DC-SelΔ}, metric ∈ {auroc, ap},
+    value, ci_low, ci_high (AUROC only), terms (queries, classes or (video, class) terms)
+``definition_queries`` — one row per model × query Γ:
+    model, definition, classes, omega (ω_Γ), d5_auroc, d5_normal_auroc, d5_excluded_auroc,
+    identity_gap (D@5 − ω·D@5ᴺ − (1 − ω)·D@5ˣ), d5_ap, d5_normal_ap, d5_excluded_ap
+``definition_classes`` — one row per model × class:
+    model, class, disc_auroc, det_matching_auroc, det_other_auroc, det_delta_auroc, disc_ap,
+    det_delta_ap
+``readout`` — one row per feature model × prototype readout:
+    model, family, readout ∈ {global, per_category, within_video}, granularity (the AUROC
+    that reads it), auroc, ci_low, ci_high, videos (scored), left_out (within-video)
+``further`` — one row per model (empty without models):
+    model, family, auca, cross_mass_kept, max_auca, interval_ap (mean over tIoU 0.1–0.5),
+    interval_ap_at_05, interval_ap_video_mean[_at_05], interval_ap_whole_video[_at_05]
+``agreement`` — one row per granularity (two or more models):
+    granularity, models, spread (max − min of the estimates), pairs (model pairs ordered
+    strictly by both micro and the granularity), reversals, spearman_rho (vs micro)
 """
 
 from __future__ import annotations
@@ -72,6 +93,12 @@ class AuditResult:
     scene_pairs: pd.DataFrame
     scene_conditioned: pd.DataFrame
     models: tuple[str, ...] = field(default=())
+    definition_probes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    definition_queries: pd.DataFrame = field(default_factory=pd.DataFrame)
+    definition_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    readout: pd.DataFrame = field(default_factory=pd.DataFrame)
+    further: pd.DataFrame = field(default_factory=pd.DataFrame)
+    agreement: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     TABLES: ClassVar[tuple[str, ...]] = (
         "composition",
@@ -84,6 +111,16 @@ class AuditResult:
         "scene_pairs",
         "scene_conditioned",
     )
+    OPTIONAL_TABLES: ClassVar[tuple[str, ...]] = (
+        "definition_probes",
+        "definition_queries",
+        "definition_classes",
+        "readout",
+        "further",
+        "agreement",
+    )
+    """Tables of the definition-scores and features inputs; empty (and left out of the
+    JSON) without them."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: NaN becomes null, tables become lists of records."""
@@ -93,6 +130,11 @@ class AuditResult:
                 "summary": self.summary,
                 "models": list(self.models),
                 **{name: getattr(self, name).to_dict(orient="records") for name in self.TABLES},
+                **{
+                    name: getattr(self, name).to_dict(orient="records")
+                    for name in self.OPTIONAL_TABLES
+                    if not getattr(self, name).empty
+                },
             }
         )
 

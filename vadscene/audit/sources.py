@@ -11,8 +11,17 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from vadscene.audit.definitions import (
+    DefinitionScores,
+    FrameClasses,
+    Query,
+    load_definition_scores,
+    load_events,
+    load_queries,
+)
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.loaders import load_ground_truth, load_scores
+from vadscene.audit.prototypes import Features, load_features
 from vadscene.audit.scene import SceneLabels, load_scene_labels
 from vadscene.workspace import Workspace
 
@@ -82,3 +91,71 @@ def gather_inputs(
     labels_from = release or workspace
     scene = load_scene_labels(labels_from) if labels_from is not None else None
     return truth, scores, scene
+
+
+def read_probe_list(path: Path | str) -> dict:
+    """The optional audit inputs listed in a JSON object (paths relative to the file), e.g.
+    the demo's ``benchmark/probes.json``: ``definition_scores`` and ``features`` (lists of
+    ``{name, path, family}``), ``queries`` and ``events`` (paths), ``feature_snippet_frames``.
+    Returns the keyword arguments of :func:`gather_probe_inputs`."""
+    path = Path(path)
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+
+        def specs(key: str) -> list[ModelSpec]:
+            return [
+                (e["name"], path.parent / e["path"], e.get("family")) for e in entries.get(key, [])
+            ]
+
+        return {
+            "definition_scores": specs("definition_scores"),
+            "features": specs("features"),
+            **{k: path.parent / entries[k] for k in ("queries", "events") if entries.get(k)},
+            **(
+                {"feature_snippet_frames": int(entries["feature_snippet_frames"])}
+                if "feature_snippet_frames" in entries
+                else {}
+            ),
+        }
+    except FileNotFoundError:
+        raise AuditInputError(f"{path}: probes file not found") from None
+    except (json.JSONDecodeError, TypeError, KeyError, AttributeError, ValueError) as exc:
+        raise AuditInputError(
+            f"{path}: expected a JSON object with definition_scores / features lists of "
+            f"{{name, path, family}} and optional queries, events, feature_snippet_frames ({exc!r})"
+        ) from None
+
+
+def gather_probe_inputs(
+    ground_truth: GroundTruth,
+    *,
+    definition_scores: Sequence[ModelSpec] = (),
+    events: Path | str | None = None,
+    queries: Path | str | None = None,
+    features: Sequence[ModelSpec] = (),
+    snippet_repeat: int = 1,
+    feature_snippet_frames: int = 16,
+) -> tuple[list[DefinitionScores], FrameClasses | None, list[Query], list[Features]]:
+    """Load the optional inputs of the definition probes and the prototype readout."""
+    if (events is not None or queries is not None) and not definition_scores:
+        raise AuditInputError("events and queries are read with definition scores; none given")
+    return (
+        [
+            load_definition_scores(
+                path, ground_truth, name=name, family=family, snippet_repeat=snippet_repeat
+            )
+            for name, path, family in definition_scores
+        ],
+        load_events(events, ground_truth) if events is not None else None,
+        load_queries(queries) if queries is not None else [],
+        [
+            load_features(
+                path,
+                ground_truth,
+                name=name,
+                family=family,
+                snippet_repeat=feature_snippet_frames,
+            )
+            for name, path, family in features
+        ],
+    )
