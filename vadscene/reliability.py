@@ -575,6 +575,27 @@ def _store_case(action: Callable[[AnnotationStore], object]) -> Callable[[Path],
     return build
 
 
+# --- the crash list (issue 14): inputs real benchmarks have ----------------------------------
+
+
+def _non_utf8_name(videos: Path) -> None:
+    """A real clip in ``videos`` whose file name is Latin-1 bytes, not UTF-8."""
+    write_clip(videos / "renamed.mp4")
+    os.rename(os.fsencode(videos / "renamed.mp4"), os.fsencode(videos) + b"/Arson\xe9002.mp4")
+
+
+def _scan_non_utf8_name(folder: Path) -> Attempt:
+    root = _video_workspace(folder)
+    _non_utf8_name(folder / "videos")
+    return _cli("scan", root, store=root)
+
+
+def _init_non_utf8_name(folder: Path) -> Attempt:
+    write_clip(folder / "videos" / f"{GOOD}.mp4")
+    _non_utf8_name(folder / "videos")
+    return _cli("init", folder / "ws", "--videos", folder / "videos")
+
+
 SCAN_REASONS = {
     "corrupt_video": "no decodable frame",
     "truncated_video": "truncated: file ends inside frame",
@@ -816,6 +837,26 @@ CASES: tuple[BadInputCase, ...] = (
         "import_frame_count_beyond_64_bits_into_new_folder",
         _import_case("huge.json", _huge_frame_count, into="new"),
         ("{tmp}/huge.json: invalid release", "$.videos[0].num_frames"),
+    ),
+    # --- the crash list (issue 14) ---
+    BadInputCase(
+        "scan_non_utf8_file_name",
+        _scan_non_utf8_name,
+        ("1 files could not be registered", "Arson\\xe9002.mp4: file name is not valid UTF-8"),
+        exit_code=0,
+        stream="stdout",
+        may_change=frozenset({"unreadable_files"}),
+    ),
+    BadInputCase(
+        "init_non_utf8_file_name",
+        _init_non_utf8_name,
+        (
+            "1 videos registered",
+            "1 files could not be registered",
+            "Arson\\xe9002.mp4: file name is not valid UTF-8",
+        ),
+        exit_code=0,
+        stream="stdout",
     ),
 )
 """Every bad-input case; ``tests/test_bad_input.py`` runs each one."""

@@ -15,6 +15,7 @@ videos are added, changed ones re-probed, vanished ones reported — decisions a
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -311,9 +312,15 @@ class Workspace:
         probed: list[VideoInfo] = []
         for done, path in enumerate(files, start=1):
             relative = path.relative_to(root)
-            video_id = path.stem
+            shown = _undecodable_name(relative)
             if progress is not None:
-                progress(done - 1, len(files), str(relative))
+                progress(done - 1, len(files), shown or str(relative))
+            if shown is not None:
+                report.unreadable.append(
+                    (shown, "file name is not valid UTF-8; rename it (video ids are file stems)")
+                )
+                continue
+            video_id = path.stem
             if video_id in seen:
                 report.unreadable.append(
                     (
@@ -365,6 +372,20 @@ class Workspace:
             for video_id in read_video_list(_resolve(self.root, list_path)):
                 membership.setdefault(video_id, name)
         return membership
+
+
+def _undecodable_name(relative: Path) -> str | None:
+    """``relative`` with its undecodable bytes shown as ``\\xNN`` when its name is not UTF-8.
+
+    Python keeps such bytes as lone surrogates, which no text field (pydantic, SQLite,
+    JSON) accepts; None when the name is valid text.
+    """
+    text = relative.as_posix()
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return None
 
 
 def _portable(root: Path, path: Path) -> str:
