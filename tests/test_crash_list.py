@@ -11,6 +11,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+import pytest
+import vl_convert
+
+from vadscene.audit import figures, run_audit
+from vadscene.audit.inputs import GroundTruth, ModelScores
+from vadscene.audit.report import write_report
+from vadscene.errors import VadsceneError
 from vadscene.reliability import GOOD, write_clip
 from vadscene.workspace import Workspace
 
@@ -56,3 +64,103 @@ def test_a_non_utf8_file_name_is_skipped_again_on_rescan(tmp_path: Path) -> None
         again = workspace.scan()
     assert again.unchanged == [GOOD]
     assert [path for path, _ in again.unreadable] == ["Arson\\xff002_x264.mp4"]
+
+
+# --- 2. reports of any size, replaced whole ----------------------------------------------------
+
+
+def _benchmark(n_videos: int, frames: int = 4, *, rng_seed: int = 0) -> GroundTruth:
+    """``n_videos`` videos of ``frames`` frames; every third video is anomalous in its first
+    ``video % frames`` frames (so some are mixed, some wholly normal)."""
+    labels = np.zeros((n_videos, frames), dtype=bool)
+    for video in range(0, n_videos, 3):
+        labels[video, : 1 + video % frames] = True
+    ids = tuple(f"Abuse{video:05d}" for video in range(n_videos))
+    return GroundTruth(
+        video_ids=ids,
+        categories=tuple("Abuse" if labels[i].any() else "Normal" for i in range(n_videos)),
+        offsets=np.arange(0, n_videos * frames + 1, frames, dtype=np.int64),
+        labels=labels.ravel(),
+        source="synthetic",
+    )
+
+
+def test_the_report_of_an_audit_of_thousands_of_videos_is_written(tmp_path: Path) -> None:
+    ground_truth = _benchmark(2_600)  # 5,200 composition rows: beyond Altair's 5,000-row cap
+    result = run_audit(ground_truth, n_bootstrap=0)
+
+    written = write_report(result, tmp_path / "report")
+
+    assert {"report.json", "report.html", "figures/composition.svg"} <= set(written)
+    spec = figures.composition_chart(result).to_dict()  # what the app renders
+    (rows,) = spec["datasets"].values()
+    assert len(rows) <= 2 * figures.MAX_COMPOSITION_BARS
+    by_label = {
+        label: sum(r["count"] for r in rows if r["label"] == label)
+        for label in ("anomalous", "normal")
+    }
+    assert by_label == {
+        "anomalous": int(ground_truth.labels.sum()),
+        "normal": int((~ground_truth.labels).sum()),
+    }
+    assert "2600 videos" in spec["encoding"]["x"]["title"]
+
+
+def test_a_small_composition_keeps_one_bar_per_video() -> None:
+    result = run_audit(_benchmark(30), n_bootstrap=0)
+    spec = figures.composition_chart(result).to_dict()
+    (rows,) = spec["datasets"].values()
+    assert sorted({r["video"] for r in rows}) == [f"Abuse{v:05d}" for v in range(30)]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def test_a_rewritten_report_folder_holds_only_the_new_report(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    scored = run_audit(
+        _benchmark(12),
+        [ModelScores(name="m", scores=np.linspace(0, 1, 48), source="synthetic")],
+        n_bootstrap=0,
+    )
+    write_report(scored, out)
+    assert "metrics.csv" in _tree(out)
+    gt_only = run_audit(_benchmark(12), n_bootstrap=0)
+
+    written = write_report(gt_only, out)
+
+    assert sorted(_tree(out)) == sorted(written)  # no metrics.csv left from the scored run
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]  # no staging folder left
+
+
+def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "report"
+    write_report(run_audit(_benchmark(12), n_bootstrap=0), out)
+    before = _tree(out)
+
+    def renderer_fails(spec: dict) -> str:
+        raise RuntimeError("renderer crashed")
+
+    monkeypatch.setattr(vl_convert, "vegalite_to_svg", renderer_fails)  # after report.json
+    with pytest.raises(RuntimeError, match="renderer crashed"):
+        write_report(run_audit(_benchmark(15), n_bootstrap=0), out)
+
+    assert _tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]
+
+
+def test_a_report_never_replaces_a_folder_of_other_files(tmp_path: Path) -> None:
+    out = tmp_path / "papers"
+    out.mkdir()
+    (out / "draft.tex").write_text("my paper", encoding="utf-8")
+
+    with pytest.raises(VadsceneError, match="draft.tex") as error:
+        write_report(run_audit(_benchmark(12), n_bootstrap=0), out)
+
+    assert f"{out}: holds files that are not an audit report" in str(error.value)
+    assert _tree(out) == {"draft.tex": b"my paper"}

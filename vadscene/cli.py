@@ -446,11 +446,12 @@ def audit(
     """
     from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
-    from vadscene.audit.report import write_report
+    from vadscene.audit.report import check_report_folder, write_report
     from vadscene.audit.sources import gather_inputs, read_model_list
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
     output_folder(out_dir, "the audit report", create=False)  # created once the inputs are read
+    check_report_folder(out_dir)
     specs = [parse_scores_argument(a) for a in scores or []]
     specs += read_model_list(models_file) if models_file else []
     ground_truth, models, scene = gather_inputs(

@@ -596,6 +596,15 @@ def _init_non_utf8_name(folder: Path) -> Attempt:
     return _cli("init", folder / "ws", "--videos", folder / "videos")
 
 
+def _audit_into_a_folder_of_other_files(folder: Path) -> Attempt:
+    root = registry_workspace(folder)
+    (folder / "papers").mkdir()
+    (folder / "papers" / "draft.tex").write_text("my paper\n", encoding="utf-8")
+    gt = _ground_truth(folder, GT_LINES)
+    args = ("audit", "--out", folder / "papers", "--gt", gt, "--workspace", root)
+    return _cli(*args, store=root)
+
+
 SCAN_REASONS = {
     "corrupt_video": "no decodable frame",
     "truncated_video": "truncated: file ends inside frame",
@@ -857,6 +866,11 @@ CASES: tuple[BadInputCase, ...] = (
         ),
         exit_code=0,
         stream="stdout",
+    ),
+    BadInputCase(
+        "audit_report_into_a_folder_of_other_files",
+        _audit_into_a_folder_of_other_files,
+        ("{tmp}/papers: holds files that are not an audit report (e.g. draft.tex)",),
     ),
 )
 """Every bad-input case; ``tests/test_bad_input.py`` runs each one."""
