@@ -159,7 +159,7 @@ def test_a_report_never_replaces_a_folder_of_other_files(tmp_path: Path) -> None
     out.mkdir()
     (out / "draft.tex").write_text("my paper", encoding="utf-8")
 
-    with pytest.raises(VadsceneError, match="draft.tex") as error:
+    with pytest.raises(VadsceneError, match=r"draft\.tex") as error:
         write_report(run_audit(_benchmark(12), n_bootstrap=0), out)
 
     assert f"{out}: holds files that are not an audit report" in str(error.value)
