@@ -317,13 +317,17 @@ def _video_groups(videos: pd.DataFrame, size: int) -> pd.DataFrame:
     """Runs of ``size`` consecutive videos as one row each: frame counts summed, named by
     their first and last video (the category column says how many videos a bar holds)."""
     group = pd.RangeIndex(len(videos)) // size
-    grouped = videos.reset_index(drop=True).groupby(group).agg(
-        first=("video", "first"),
-        last=("video", "last"),
-        members=("video", "size"),
-        frames=("frames", "sum"),
-        anomalous=("anomalous", "sum"),
-        normal=("normal", "sum"),
+    grouped = (
+        videos.reset_index(drop=True)
+        .groupby(group)
+        .agg(
+            first=("video", "first"),
+            last=("video", "last"),
+            members=("video", "size"),
+            frames=("frames", "sum"),
+            anomalous=("anomalous", "sum"),
+            normal=("normal", "sum"),
+        )
     )
     return grouped.assign(
         video=grouped["first"] + " … " + grouped["last"],
