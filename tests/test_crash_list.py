@@ -16,7 +16,7 @@ import pytest
 import vl_convert
 
 from vadscene.audit import figures, run_audit
-from vadscene.audit.inputs import GroundTruth, ModelScores
+from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.report import write_report
 from vadscene.errors import VadsceneError
 from vadscene.reliability import GOOD, write_clip
@@ -164,3 +164,40 @@ def test_a_report_never_replaces_a_folder_of_other_files(tmp_path: Path) -> None
 
     assert f"{out}: holds files that are not an audit report" in str(error.value)
     assert _tree(out) == {"draft.tex": b"my paper"}
+
+
+# --- 3. degenerate benchmarks ------------------------------------------------------------------
+
+
+def _uniform_benchmark(anomalous: bool) -> GroundTruth:
+    return GroundTruth(
+        video_ids=("Abuse001", "Arson002"),
+        categories=("Abuse", "Arson"),
+        offsets=np.array([0, 3, 8], dtype=np.int64),
+        labels=np.full(8, anomalous),
+        source="gt.txt",
+    )
+
+
+@pytest.mark.parametrize("scored", [False, True], ids=["ground-truth-only", "with-scores"])
+def test_a_benchmark_whose_every_frame_is_anomalous_is_refused(scored: bool) -> None:
+    ground_truth = _uniform_benchmark(anomalous=True)
+    models = [ModelScores(name="m", scores=np.linspace(0, 1, 8), source="s")] if scored else []
+    with pytest.raises(AuditInputError) as error:
+        run_audit(ground_truth, models, n_bootstrap=0)
+    assert str(error.value).startswith(
+        "gt.txt: all 8 frames of the 2 videos are anomalous; AUROC compares anomalous with "
+        "normal frames"
+    )
+
+
+@pytest.mark.parametrize("scored", [False, True], ids=["ground-truth-only", "with-scores"])
+def test_a_benchmark_without_an_anomalous_frame_is_refused(scored: bool) -> None:
+    ground_truth = _uniform_benchmark(anomalous=False)
+    models = [ModelScores(name="m", scores=np.linspace(0, 1, 8), source="s")] if scored else []
+    with pytest.raises(AuditInputError) as error:
+        run_audit(ground_truth, models, n_bootstrap=0)
+    assert str(error.value).startswith(
+        "gt.txt: none of the 8 frames of the 2 videos is anomalous; AUROC compares anomalous "
+        "with normal frames"
+    )

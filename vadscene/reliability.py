@@ -868,6 +868,19 @@ CASES: tuple[BadInputCase, ...] = (
         stream="stdout",
     ),
     BadInputCase(
+        "audit_every_frame_anomalous",
+        _audit_case(None, [f"{GOOD} Abuse 0 30", f"{NORMAL} Normal 0 25"]),
+        (
+            "{tmp}/gt.txt: all 55 frames of the 2 videos are anomalous; AUROC compares "
+            "anomalous with normal frames",
+        ),
+    ),
+    BadInputCase(
+        "audit_no_frame_anomalous",
+        _audit_case(_good_scores, [f"{GOOD} Abuse -1 -1", GT_LINES[1]]),
+        ("{tmp}/gt.txt: none of the 55 frames of the 2 videos is anomalous",),
+    ),
+    BadInputCase(
         "audit_report_into_a_folder_of_other_files",
         _audit_into_a_folder_of_other_files,
         ("{tmp}/papers: holds files that are not an audit report (e.g. draft.tex)",),

@@ -90,6 +90,7 @@ def run_audit(
                 f"model '{model.name}': {model.scores.shape[0]} scores for "
                 f"{ground_truth.n_frames} ground-truth frames"
             )
+    _refuse_one_kind_of_frame(ground_truth)
     report = progress or (lambda step, done, total: None)
     bench = _Benchmark(ground_truth)
     video_stream, scene_stream = np.random.SeedSequence(seed).spawn(2)
@@ -126,6 +127,28 @@ def run_audit(
         composition=_composition(bench),
         **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
         models=tuple(names),
+    )
+
+
+def _refuse_one_kind_of_frame(ground_truth: GroundTruth) -> None:
+    """AUROC ranks anomalous against normal frames: a benchmark without both has no pair."""
+    anomalous = int(ground_truth.labels.sum())
+    if 0 < anomalous < ground_truth.n_frames:
+        return
+    frames = f"{ground_truth.n_frames} frames of the {ground_truth.n_videos} videos"
+    if anomalous:
+        found, hint = (
+            f"all {frames} are anomalous",
+            "check the interval convention (interval_end) and the frame counts",
+        )
+    else:
+        found, hint = (
+            f"none of the {frames} is anomalous",
+            "check the ground-truth format and that its intervals name these videos",
+        )
+    raise AuditInputError(
+        f"{ground_truth.source}: {found}; AUROC compares anomalous with normal frames, so "
+        f"there is no pair to audit ({hint})"
     )
 
 
