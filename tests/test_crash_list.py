@@ -17,6 +17,7 @@ import vl_convert
 
 from vadscene.audit import figures, run_audit
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.loaders import load_ground_truth, load_scores
 from vadscene.audit.report import write_report
 from vadscene.errors import VadsceneError
 from vadscene.reliability import GOOD, write_clip
@@ -201,3 +202,51 @@ def test_a_benchmark_without_an_anomalous_frame_is_refused(scored: bool) -> None
         "gt.txt: none of the 8 frames of the 2 videos is anomalous; AUROC compares anomalous "
         "with normal frames"
     )
+
+
+# --- 4. absurd sizes, refused before allocating ------------------------------------------------
+
+PHYSICAL_MEMORY = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def test_a_frame_count_of_ten_to_the_fourteen_is_refused_before_allocating(tmp_path: Path) -> None:
+    gt = tmp_path / "gt.txt"
+    gt.write_text(f"{GOOD} 100000000000000 Abuse 5 12\nNormal003 25 Normal -1 -1\n")
+    with pytest.raises(AuditInputError) as error:
+        load_ground_truth(gt)
+    message = str(error.value)
+    assert message.startswith(f"{gt}: the ground truth's 2 videos hold 100,000,000,000,025 frames")
+    assert f"video {GOOD} alone 100,000,000,000,000" in message
+    assert f"this machine has {PHYSICAL_MEMORY / 2**30:,.1f} GiB" in message
+
+
+def test_a_huge_snippet_repeat_fills_each_video_without_building_the_repeats(
+    tmp_path: Path,
+) -> None:
+    ground_truth = _uniform_benchmark(anomalous=False)  # videos of 3 and 5 frames
+    scores = tmp_path / "scores.csv"
+    scores.write_text("video,score\nAbuse001,0.25\nArson002,0.75\n")
+    # one snippet of 10¹³ frames per video: truncated to the video, as the rule says
+    model = load_scores(scores, ground_truth, name="m", snippet_repeat=10**13)
+    assert model.scores.tolist() == [0.25] * 3 + [0.75] * 5
+
+
+def test_an_audit_of_a_million_videos_is_refused_before_allocating() -> None:
+    videos = 1_000_000
+    ground_truth = GroundTruth(
+        video_ids=tuple(f"v{i}" for i in range(videos)),
+        categories=("Abuse",) * videos,
+        offsets=np.arange(videos + 1, dtype=np.int64) * 2,
+        labels=np.tile([True, False], videos),
+        source="gt.txt",
+    )
+    with pytest.raises(AuditInputError) as error:
+        run_audit(ground_truth, n_bootstrap=0)
+    message = str(error.value)
+    assert message.startswith("gt.txt: an audit of 1,000,000 videos and 2,000,000 frames")
+    assert f"this machine has {PHYSICAL_MEMORY / 2**30:,.1f} GiB" in message
+
+
+def test_an_absurd_bootstrap_is_refused_before_allocating() -> None:
+    with pytest.raises(AuditInputError, match=r"1,000,000,000,000 bootstrap replicates"):
+        run_audit(_benchmark(12), n_bootstrap=10**12)

@@ -881,6 +881,15 @@ CASES: tuple[BadInputCase, ...] = (
         ("{tmp}/gt.txt: none of the 55 frames of the 2 videos is anomalous",),
     ),
     BadInputCase(
+        "audit_frame_count_of_ten_to_the_fourteen",
+        _audit_case(None, [f"{GOOD} 100000000000000 Abuse 5 12", f"{NORMAL} 25 Normal -1 -1"]),
+        (
+            "{tmp}/gt.txt: the ground truth's 2 videos hold 100,000,000,000,025 frames in all "
+            f"(video {GOOD} alone 100,000,000,000,000",
+            "GiB of memory; this machine has",
+        ),
+    ),
+    BadInputCase(
         "audit_report_into_a_folder_of_other_files",
         _audit_into_a_folder_of_other_files,
         ("{tmp}/papers: holds files that are not an audit report (e.g. draft.tex)",),

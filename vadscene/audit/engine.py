@@ -22,7 +22,12 @@ from vadscene.audit.bootstrap import (
     percentile_interval,
     video_multiplicities,
 )
-from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.inputs import (
+    AuditInputError,
+    GroundTruth,
+    ModelScores,
+    refuse_beyond_memory,
+)
 from vadscene.audit.pairs import (
     FrameRuns,
     frame_runs,
@@ -91,6 +96,12 @@ def run_audit(
                 f"{ground_truth.n_frames} ground-truth frames"
             )
     _refuse_one_kind_of_frame(ground_truth)
+    refuse_beyond_memory(
+        memory_estimate(ground_truth.n_videos, ground_truth.n_frames, len(models), n_bootstrap),
+        f"{ground_truth.source}: an audit of {ground_truth.n_videos:,} videos and "
+        f"{ground_truth.n_frames:,} frames, {len(models)} models and {n_bootstrap:,} bootstrap "
+        "replicates",
+    )
     report = progress or (lambda step, done, total: None)
     bench = _Benchmark(ground_truth)
     video_stream, scene_stream = np.random.SeedSequence(seed).spawn(2)
@@ -128,6 +139,20 @@ def run_audit(
         **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
         models=tuple(names),
     )
+
+
+def memory_estimate(n_videos: int, n_frames: int, n_models: int, n_bootstrap: int) -> int:
+    """Rough peak bytes of :func:`run_audit`, to refuse absurd sizes before allocating.
+
+    The terms that grow: V × V float64 matrices (the oracle's comparison, outer product and
+    pair counts at once; each model's U and its reduction, two models at a time), the
+    bootstrap's (B, V) multiplicities and per-replicate sums, and per-frame arrays (labels,
+    video index, each model's scores and its sorted runs).
+    """
+    pair_matrices = 8 * n_videos**2 * (4 + 2 * min(n_models, 2))
+    bootstrap = 8 * n_bootstrap * n_videos * (1 + 3 * min(n_models, 2))
+    frames = n_frames * (24 + 48 * n_models)
+    return pair_matrices + bootstrap + frames
 
 
 def _refuse_one_kind_of_frame(ground_truth: GroundTruth) -> None:

@@ -7,6 +7,7 @@ frames ``offsets[i]:offsets[i + 1]``. Scores are aligned to exactly that order.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,6 +17,21 @@ from vadscene.errors import VadsceneError
 
 class AuditInputError(VadsceneError):
     """Ground truth, scores or scene labels that cannot be audited (message names file/video)."""
+
+
+def refuse_beyond_memory(needed_bytes: int, what: str) -> None:
+    """Refuse, before allocating, work whose arrays would not fit in this machine's memory.
+
+    ``what`` names the input and its size ("gt.txt: 10⁶ videos ..."); the message adds the
+    estimate and the machine's physical memory, so an absurd input fails in a second with a
+    reason instead of in numpy's allocator (or the kernel's OOM killer) later.
+    """
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if needed_bytes > memory:
+        raise AuditInputError(
+            f"{what} would need about {needed_bytes / 2**30:,.1f} GiB of memory; this machine "
+            f"has {memory / 2**30:,.1f} GiB"
+        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -71,7 +71,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.inputs import (
+    AuditInputError,
+    GroundTruth,
+    ModelScores,
+    refuse_beyond_memory,
+)
 from vadscene.errors import VadsceneError
 from vadscene.video_lists import category_from_video_id, read_video_list, video_id_from_entry
 
@@ -391,6 +396,14 @@ def _read_annotation(
                 "not in the annotation and all-normal"
             )
     conventions["video_order"] = "frame counts" if "video_set" in conventions else "file"
+    largest = max(videos, key=counts.__getitem__)
+    total = sum(counts.values())
+    refuse_beyond_memory(
+        2 * total,  # a bool per frame, and the concatenated copy
+        f"{path}: the ground truth's {len(videos)} videos hold {total:,} frames in all (video "
+        f"{largest} alone {counts[largest]:,}; frame counts from {conventions['frame_counts']}); "
+        "their labels",
+    )
     by_video = {line.video: line for line in lines}
     clipped: list[str] = []
     labels = []
@@ -777,15 +790,15 @@ def _align(
                 )
             aligned.append(values)
             continue
-        expanded = np.repeat(values, k)
-        length = expanded.shape[0]
-        if n <= length < n + k:
+        length = m * k
+        if n - k <= length < n + k:
             if length > n:
                 truncated.append(length - n)
-            aligned.append(expanded[:n])
-        elif n - k <= length < n:
-            padded.append(n - length)
-            aligned.append(np.concatenate([expanded, np.full(n - length, values[-1])]))
+            elif length < n:
+                padded.append(n - length)
+            # Frame f takes snippet f // k, the last snippet's score padding: np.repeat's
+            # values cut or padded to n, without building the k·m repeated ones.
+            aligned.append(values[np.minimum(np.arange(n) // k, m - 1)])
         else:
             raise AuditInputError(
                 f"{path}: video {video}: {m} snippets × {k} = {length} frames, but the ground "
