@@ -8,19 +8,24 @@ good part of the input is still used, and the library-level behaviour.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import vl_convert
+import yaml
 
 from vadscene.audit import figures, run_audit
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.loaders import load_ground_truth, load_scores
 from vadscene.audit.report import write_report
-from vadscene.errors import VadsceneError
-from vadscene.reliability import GOOD, write_clip
+from vadscene.catalogue import load_catalogue
+from vadscene.demo import build_demo_workspace
+from vadscene.errors import CatalogueError, StoreError, VadsceneError
+from vadscene.reliability import GOOD, registry_workspace, write_clip
+from vadscene.thresholds import rule_thresholds
 from vadscene.workspace import Workspace
 
 # --- 1. file names that are not UTF-8 --------------------------------------------------------
@@ -250,3 +255,44 @@ def test_an_audit_of_a_million_videos_is_refused_before_allocating() -> None:
 def test_an_absurd_bootstrap_is_refused_before_allocating() -> None:
     with pytest.raises(AuditInputError, match=r"1,000,000,000,000 bootstrap replicates"):
         run_audit(_benchmark(12), n_bootstrap=10**12)
+
+
+# --- 5. seeds and thresholds -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_a_bootstrap_seed_that_is_not_a_natural_number_is_refused(seed: object) -> None:
+    with pytest.raises(AuditInputError, match=r"bootstrap seed must be an integer ≥ 0, got"):
+        run_audit(_benchmark(12), n_bootstrap=10, seed=seed)
+
+
+def test_a_negative_demo_seed_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    with pytest.raises(VadsceneError, match=r"the demo seed must be an integer ≥ 0, got -1"):
+        build_demo_workspace(tmp_path / "demo", seed=-1)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_explicit_threshold_is_refused(bad: float) -> None:
+    with pytest.raises(StoreError, match=r"thresholds must be finite numbers"):
+        rule_thresholds(np.array([1.0, 2.0, 3.0]), "explicit", (bad,))
+    with pytest.raises(StoreError, match=r"thresholds must be finite numbers"):
+        rule_thresholds(np.array([1.0, 2.0, 3.0]), "explicit", (1.0, bad))
+
+
+def test_the_store_refuses_a_non_finite_threshold(tmp_path: Path) -> None:
+    root = registry_workspace(tmp_path)
+    with Workspace.open(root) as workspace:
+        with pytest.raises(StoreError, match=r"factor 'resolution': thresholds must be finite"):
+            workspace.store.set_threshold("resolution", "sharpness", "explicit", [math.nan])
+        assert workspace.store.thresholds() == []
+
+
+def test_a_catalogue_with_a_non_finite_threshold_is_refused(tmp_path: Path) -> None:
+    data = load_catalogue().model_dump(mode="json")
+    auto = next(f for f in data["factors"] if f["source"] == "auto")
+    auto["auto"] = {**auto["auto"], "rule": "explicit", "thresholds": [float("nan")]}
+    path = tmp_path / "catalogue.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(CatalogueError, match=rf"factor '{auto['key']}'.*thresholds"):
+        load_catalogue(path)

@@ -49,7 +49,7 @@ class Contrast(BaseModel):
 class AutoRule(BaseModel):
     """How an automatically measured factor turns its statistic into poles."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     statistic: Literal["sharpness", "motion"] = Field(
         description="sharpness: mean Laplacian variance; motion: mean abs frame difference."

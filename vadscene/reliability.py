@@ -43,7 +43,7 @@ import sqlite3
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
@@ -605,6 +605,40 @@ def _audit_into_a_folder_of_other_files(folder: Path) -> Attempt:
     return _cli(*args, store=root)
 
 
+def _audit_with(*options: str) -> Callable[[Path], Attempt]:
+    """The ground-truth-only audit of :func:`_audit_case`, with more options."""
+
+    def build(folder: Path) -> Attempt:
+        attempt = _audit_case(None)(folder)
+        return replace(attempt, argv=(*attempt.argv, *options))
+
+    return build
+
+
+def _thresholds_value(value: str) -> Callable[[Path], Attempt]:
+    """``vadscene thresholds … --rule explicit --value VALUE`` on a measured workspace."""
+
+    def build(folder: Path) -> Attempt:
+        root = registry_workspace(folder)
+        with Workspace.open(root) as workspace:
+            for video, sharpness in ((GOOD, 80.0), (NORMAL, 20.0)):
+                workspace.store.record_measurement(
+                    video,
+                    "sharpness",
+                    Measurement(
+                        value=sharpness,
+                        decoder="opencv",
+                        frames_read=25,
+                        seconds=0.01,
+                        measured_at=datetime(2026, 1, 2, tzinfo=UTC),
+                    ),
+                )
+        args = ("thresholds", root, "resolution", "--rule", "explicit", "--value", value)
+        return _cli(*args, store=root)
+
+    return build
+
+
 SCAN_REASONS = {
     "corrupt_video": "no decodable frame",
     "truncated_video": "truncated: file ends inside frame",
@@ -888,6 +922,21 @@ CASES: tuple[BadInputCase, ...] = (
             f"(video {GOOD} alone 100,000,000,000,000",
             "GiB of memory; this machine has",
         ),
+    ),
+    BadInputCase(
+        "audit_negative_seed",
+        _audit_with("--seed", "-1"),
+        ("the bootstrap seed must be an integer ≥ 0, got -1",),
+    ),
+    BadInputCase(
+        "demo_negative_seed",
+        lambda folder: _cli("demo", folder / "demo", "--seed", "-1", absent=folder / "demo"),
+        ("the demo seed must be an integer ≥ 0, got -1",),
+    ),
+    BadInputCase(
+        "thresholds_nan_value",
+        _thresholds_value("nan"),
+        ("rule 'explicit': thresholds must be finite numbers, got (nan,)",),
     ),
     BadInputCase(
         "audit_report_into_a_folder_of_other_files",

@@ -86,6 +86,8 @@ def run_audit(
     """
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise AuditInputError(f"the bootstrap seed must be an integer ≥ 0, got {seed!r}")
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise AuditInputError(f"model names must be unique, got {names}")
