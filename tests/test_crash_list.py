@@ -8,6 +8,7 @@ good part of the input is still used, and the library-level behaviour.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -17,14 +18,17 @@ import pytest
 import vl_convert
 import yaml
 
+from vadscene import jsonio
 from vadscene.audit import figures, run_audit
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.loaders import load_ground_truth, load_scores
 from vadscene.audit.report import write_report
+from vadscene.audit.sources import read_model_list
 from vadscene.catalogue import load_catalogue
 from vadscene.demo import build_demo_workspace
-from vadscene.errors import CatalogueError, StoreError, VadsceneError
-from vadscene.reliability import GOOD, registry_workspace, write_clip
+from vadscene.errors import CatalogueError, ReleaseError, StoreError, VadsceneError
+from vadscene.release import read_release
+from vadscene.reliability import GOOD, _release_data, registry_workspace, write_clip
 from vadscene.thresholds import rule_thresholds
 from vadscene.workspace import Workspace
 
@@ -296,3 +300,53 @@ def test_a_catalogue_with_a_non_finite_threshold_is_refused(tmp_path: Path) -> N
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(CatalogueError, match=rf"factor '{auto['key']}'.*thresholds"):
         load_catalogue(path)
+
+
+# --- 6. a key given twice in a JSON object -----------------------------------------------------
+
+DUPLICATED = 'key "{key}" appears twice in one object'
+
+
+def test_a_release_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
+    text = json.dumps(_release_data(tmp_path))
+    path = tmp_path / "dup.json"
+    # the second "dataset" would silently win with json.loads
+    path.write_text(text.replace('{"schema_version"', '{"dataset": "other", "schema_version"', 1))
+    with pytest.raises(ReleaseError) as error:
+        read_release(path)
+    assert str(error.value).startswith(f"{path}: not valid JSON (")
+    assert DUPLICATED.format(key="dataset") in str(error.value)
+
+
+def test_a_json_ground_truth_with_a_duplicated_video_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "gt.json"
+    entry = '{"num_frames": 2, "labels": [0, 1]}'
+    path.write_text(f'{{"01_0014": {entry}, "01_0015": {entry}, "01_0014": {entry}}}')
+    with pytest.raises(AuditInputError) as error:
+        load_ground_truth(path)
+    assert str(error.value).startswith(f"{path}: not a valid JSON file (")
+    assert DUPLICATED.format(key="01_0014") in str(error.value)
+
+
+def test_a_json_catalogue_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
+    text = json.dumps(load_catalogue().model_dump(mode="json"))
+    path = tmp_path / "catalogue.json"
+    path.write_text(text.replace('"key": "color"', '"key": "color", "key": "colour"', 1))
+    with pytest.raises(CatalogueError) as error:
+        load_catalogue(path)
+    assert str(error.value).startswith(f"{path}: not valid JSON: ")
+    assert DUPLICATED.format(key="key") in str(error.value)
+
+
+def test_a_models_file_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    path.write_text('[{"name": "rtfm", "path": "a.npy", "path": "b.npy"}]')
+    with pytest.raises(AuditInputError) as error:
+        read_model_list(path)
+    assert str(error.value).startswith(f"{path}: not valid JSON (")
+    assert DUPLICATED.format(key="path") in str(error.value)
+
+
+def test_the_strict_reader_reads_what_json_reads() -> None:
+    text = '{"a": [1, {"b": null, "c": 2.5}], "d": {"a": "x"}, "e": "\\u00e9"}'
+    assert jsonio.loads(text) == json.loads(text)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from vadscene import jsonio
 from vadscene.errors import CatalogueError, validation_problems
 from vadscene.paths import default_catalogue_path
 
@@ -204,7 +205,7 @@ def load_catalogue(path: Path | str | None = None) -> Catalogue:
         raise CatalogueError(f"{path}: catalogue file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = jsonio.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise CatalogueError(
             f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}"

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from vadscene import __version__
+from vadscene import __version__, jsonio
 from vadscene.errors import ReleaseError, VadsceneError, validation_problems
 from vadscene.paths import output_folder
 from vadscene.thresholds import PoleChanges
@@ -524,7 +524,7 @@ def labelstudio_import(
     from vadscene.labelstudio import import_export
 
     try:
-        tasks = json.loads(export_file.read_text(encoding="utf-8"))
+        tasks = jsonio.loads(export_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReleaseError(f"{export_file}: Label Studio export not found") from None
     except json.JSONDecodeError as exc:

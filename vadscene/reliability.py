@@ -605,6 +605,21 @@ def _audit_into_a_folder_of_other_files(folder: Path) -> Attempt:
     return _cli(*args, store=root)
 
 
+def _release_with_a_duplicated_key(folder: Path) -> Path:
+    """A valid release whose first decision names its value twice (json.loads keeps the last)."""
+    text = json.dumps(_release_data(folder))
+    path = folder / "twice.json"
+    path.write_text(text.replace('"value": "grayscale"', '"value": "color", "value": "grayscale"'))
+    return path
+
+
+def _models_file_with_a_duplicated_key(folder: Path) -> Attempt:
+    attempt = _audit_case(None)(folder)
+    models = folder / "models.json"
+    models.write_text('[{"name": "m", "path": "scores.csv", "path": "other.csv"}]')
+    return replace(attempt, argv=(*attempt.argv, "--models", str(models)))
+
+
 def _audit_with(*options: str) -> Callable[[Path], Attempt]:
     """The ground-truth-only audit of :func:`_audit_case`, with more options."""
 
@@ -937,6 +952,26 @@ CASES: tuple[BadInputCase, ...] = (
         "thresholds_nan_value",
         _thresholds_value("nan"),
         ("rule 'explicit': thresholds must be finite numbers, got (nan,)",),
+    ),
+    BadInputCase(
+        "validate_duplicated_json_key",
+        lambda folder: _cli("validate", _release_with_a_duplicated_key(folder)),
+        ('{tmp}/twice.json: not valid JSON (key "value" appears twice in one object',),
+    ),
+    BadInputCase(
+        "import_duplicated_json_key",
+        lambda folder: _cli(
+            "import",
+            registry_workspace(folder),
+            _release_with_a_duplicated_key(folder),
+            store=folder / "ws",
+        ),
+        ('{tmp}/twice.json: not valid JSON (key "value" appears twice in one object',),
+    ),
+    BadInputCase(
+        "audit_models_file_duplicated_json_key",
+        _models_file_with_a_duplicated_key,
+        ('{tmp}/models.json: not valid JSON (key "path" appears twice in one object',),
     ),
     BadInputCase(
         "audit_report_into_a_folder_of_other_files",

@@ -71,6 +71,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from vadscene import jsonio
 from vadscene.audit.inputs import (
     AuditInputError,
     GroundTruth,
@@ -584,7 +585,7 @@ def _read_npy_folder(path: Path) -> _Parts:
 
 def _read_json(path: Path) -> _Parts:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AuditInputError(f"{path}: not a valid JSON file ({exc})") from None
     if not isinstance(data, dict):
