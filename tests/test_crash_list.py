@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from vadscene.errors import CatalogueError, ReleaseError, StoreError, VadsceneEr
 from vadscene.release import read_release
 from vadscene.reliability import GOOD, _release_data, registry_workspace, write_clip
 from vadscene.thresholds import rule_thresholds
+from vadscene.video_lists import read_video_list
 from vadscene.workspace import Workspace
 
 # --- 1. file names that are not UTF-8 --------------------------------------------------------
@@ -350,3 +352,104 @@ def test_a_models_file_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
 def test_the_strict_reader_reads_what_json_reads() -> None:
     text = '{"a": [1, {"b": null, "c": 2.5}], "d": {"a": "x"}, "e": "\\u00e9"}'
     assert jsonio.loads(text) == json.loads(text)
+
+
+# --- 7. ids: NFC-normalised, and no two names silently one video ------------------------------
+
+NFC, NFD = unicodedata.normalize("NFC", "Café001"), unicodedata.normalize("NFD", "Café001")
+
+
+def test_nfc_ground_truth_and_nfd_scores_name_the_same_video(tmp_path: Path) -> None:
+    assert NFC != NFD
+    gt = tmp_path / "gt.txt"
+    gt.write_text(f"{NFC} 4 Abuse 0 2\nNormal003 3 Normal -1 -1\n", encoding="utf-8")
+    scores = tmp_path / "scores.csv"
+    scores.write_text(
+        "video,score\n" + f"{NFD},0.9\n" * 4 + "Normal003,0.1\n" * 3, encoding="utf-8"
+    )
+    ground_truth = load_ground_truth(gt)
+    model = load_scores(scores, ground_truth, name="m")
+    assert ground_truth.video_ids == (NFC, "Normal003")
+    assert model.scores.tolist() == [0.9] * 4 + [0.1] * 3
+
+
+def test_a_video_file_named_in_nfd_is_registered_under_its_nfc_id(tmp_path: Path) -> None:
+    videos = tmp_path / "videos"
+    write_clip(videos / f"{NFD}.mp4")
+    with Workspace.create(tmp_path / "ws", video_root=videos) as workspace:
+        workspace.scan()
+        (video,) = workspace.store.videos()
+        assert video.video_id == NFC
+        assert workspace.video_path(NFC).is_file()  # the file keeps its own bytes
+
+
+def test_two_files_whose_names_differ_only_in_normalisation_are_one_id(tmp_path: Path) -> None:
+    videos = tmp_path / "videos"
+    write_clip(videos / f"{NFC}.mp4")
+    write_clip(videos / "sub" / f"{NFD}.mp4")
+    with Workspace.create(tmp_path / "ws", video_root=videos) as workspace:
+        report = workspace.scan()
+    assert report.added == [NFC]
+    ((path, reason),) = report.unreadable
+    assert path == f"sub/{NFD}.mp4"
+    assert f"duplicate video id '{NFC}'" in reason
+
+
+def test_a_release_id_in_nfd_is_read_as_nfc_and_a_collision_is_refused(tmp_path: Path) -> None:
+    data = _release_data(tmp_path)
+    data["videos"][0]["video_id"] = NFD
+    path = tmp_path / "nfd.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert read_release(path).videos[0].video_id == NFC
+
+    data["videos"].append({**data["videos"][0], "video_id": NFC})
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ReleaseError, match=f"duplicate video id '{NFC}'"):
+        read_release(path)
+
+
+def test_two_listed_videos_that_lose_their_crop_suffix_to_one_id_are_an_error(
+    tmp_path: Path,
+) -> None:
+    listing = tmp_path / "order.txt"
+    listing.write_text("Clip__1.mp4\nClip__2.mp4\nOther.mp4\n")
+    with pytest.raises(VadsceneError) as error:
+        read_video_list(listing)
+    assert str(error.value).startswith(
+        f"{listing}: lines 1 and 2 (Clip__1.mp4, Clip__2.mp4) both name video Clip"
+    )
+
+
+def test_a_video_order_sequence_that_collapses_two_names_is_an_error(tmp_path: Path) -> None:
+    ground_truth = _uniform_benchmark(anomalous=False)
+    scores = tmp_path / "all.npy"
+    np.save(scores, np.zeros(ground_truth.n_frames))
+    order = ["Abuse001__1", "Abuse001__2", "Arson002"]
+    with pytest.raises(AuditInputError) as error:
+        load_scores(scores, ground_truth, name="m", video_order=order)
+    assert str(error.value).startswith(
+        f"{scores}: video order: entries 1 and 2 (Abuse001__1, Abuse001__2) both name video "
+        "Abuse001"
+    )
+
+
+def test_a_full_set_of_crops_still_names_one_video(tmp_path: Path) -> None:
+    listing = tmp_path / "crops.txt"
+    listing.write_text(
+        "".join(
+            f"test/{v}__{c}.npy\n" for v in ("Abuse028_x264", "Arson011_x264") for c in range(10)
+        )
+    )
+    assert read_video_list(listing) == ["Abuse028_x264", "Arson011_x264"]
+
+
+def test_a_ground_truth_naming_one_video_twice_names_both_spellings(tmp_path: Path) -> None:
+    gt = tmp_path / "gt.txt"
+    gt.write_text("Clip__1 4 Abuse 0 2\nClip__2 3 Normal -1 -1\n")
+    with pytest.raises(AuditInputError) as error:
+        load_ground_truth(gt)
+    assert str(error.value) == (
+        f"{gt}:2: video Clip is listed twice (first on line 1): Clip__1 and Clip__2 are one id "
+        "(ids drop folders, extensions and a trailing __N crop index); give each video once, "
+        "under distinct names"
+    )

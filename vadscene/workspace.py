@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -320,7 +321,7 @@ class Workspace:
                     (shown, "file name is not valid UTF-8; rename it (video ids are file stems)")
                 )
                 continue
-            video_id = path.stem
+            video_id = unicodedata.normalize("NFC", path.stem)  # as GT and score ids are
             if video_id in seen:
                 report.unreadable.append(
                     (

@@ -79,7 +79,12 @@ from vadscene.audit.inputs import (
     refuse_beyond_memory,
 )
 from vadscene.errors import VadsceneError
-from vadscene.video_lists import category_from_video_id, read_video_list, video_id_from_entry
+from vadscene.video_lists import (
+    category_from_video_id,
+    distinct_video_ids,
+    read_video_list,
+    video_id_from_entry,
+)
 
 GROUND_TRUTH_FORMATS = ("ucf-crime", "npy-folder", "json", "table")
 END_OVERRUN_TOLERANCE = 16
@@ -455,7 +460,7 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
         (False, False): "name intervals...",
     }
     parsed: list[_Line] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     for number, text in enumerate(_read_text_lines(path, "annotation file"), 1):
         tokens = text.split()
         if not tokens or tokens[0].startswith("#"):
@@ -499,10 +504,18 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
                 )
             intervals.append((start, end))
         if video in seen:
-            raise AuditInputError(
-                f"{path}:{number}: video {video} is listed twice (first on line {seen[video]})"
+            first, spelling = seen[video]
+            spellings = (
+                f": {spelling} and {tokens[0]} are one id (ids drop folders, extensions and a "
+                "trailing __N crop index); give each video once, under distinct names"
+                if spelling != tokens[0]
+                else ""
             )
-        seen[video] = number
+            raise AuditInputError(
+                f"{path}:{number}: video {video} is listed twice (first on line {first})"
+                + spellings
+            )
+        seen[video] = number, tokens[0]
         parsed.append(_Line(number, video, frames, category, intervals))
     if not parsed:
         raise AuditInputError(f"{path}: the annotation lists no video")
@@ -706,12 +719,12 @@ def _video_order(
 ) -> list[str]:
     if video_order is None:
         return list(ground_truth.video_ids)
-    if isinstance(video_order, str | Path):
-        try:
+    try:
+        if isinstance(video_order, str | Path):
             return read_video_list(video_order)
-        except VadsceneError as exc:
-            raise AuditInputError(f"{path}: video order: {exc}") from None
-    order = list(dict.fromkeys(video_id_from_entry(str(entry)) for entry in video_order))
+        order = distinct_video_ids(enumerate(map(str, video_order), 1), unit="entries")
+    except VadsceneError as exc:
+        raise AuditInputError(f"{path}: video order: {exc}") from None
     if not order:
         raise AuditInputError(f"{path}: the video order is empty")
     return order
