@@ -25,7 +25,7 @@ from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.loaders import load_ground_truth, load_scores
 from vadscene.audit.report import write_report
 from vadscene.audit.sources import read_model_list
-from vadscene.catalogue import load_catalogue
+from vadscene.catalogue import load_catalogue, parse_catalogue
 from vadscene.demo import build_demo_workspace
 from vadscene.errors import CatalogueError, ReleaseError, StoreError, VadsceneError
 from vadscene.release import read_release
@@ -453,3 +453,23 @@ def test_a_ground_truth_naming_one_video_twice_names_both_spellings(tmp_path: Pa
         "(ids drop folders, extensions and a trailing __N crop index); give each video once, "
         "under distinct names"
     )
+
+
+# --- 8. "ambiguous" is reserved, however it is written ------------------------------------------
+
+
+@pytest.mark.parametrize("spelling", ["ambiguous", "Ambiguous", " ambiguous", "AMBIGUOUS\t"])
+def test_a_catalogue_value_spelling_ambiguous_is_refused(spelling: str) -> None:
+    data = load_catalogue().model_dump(mode="json")
+    color = next(f for f in data["factors"] if f["key"] == "color")
+    color["values"] = [*color["values"], spelling]
+    with pytest.raises(CatalogueError) as error:
+        parse_catalogue(data, origin="cat.yaml")
+    assert f"factor 'color': $.factors[0]: '{spelling}' is reserved" in str(error.value)
+
+
+def test_a_value_that_only_contains_the_word_is_allowed() -> None:
+    data = load_catalogue().model_dump(mode="json")
+    color = next(f for f in data["factors"] if f["key"] == "color")
+    color["values"] = [*color["values"], "ambiguously lit"]
+    assert "ambiguously lit" in parse_catalogue(data).factor("color").values

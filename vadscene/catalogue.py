@@ -113,8 +113,14 @@ class Factor(BaseModel):
         duplicates = sorted({v for v in self.values if self.values.count(v) > 1})
         if duplicates:
             raise ValueError(f"duplicate values {duplicates}")
-        if AMBIGUOUS in self.values:
-            raise ValueError(f"'{AMBIGUOUS}' is reserved (every factor admits it); remove it")
+        # Reserved however written: "Ambiguous" beside the admitted "ambiguous" would be a
+        # second, look-alike value that the audit counts as a pole.
+        reserved = next((v for v in self.values if v.strip().casefold() == AMBIGUOUS), None)
+        if reserved is not None:
+            raise ValueError(
+                f"'{reserved}' is reserved (every factor admits '{AMBIGUOUS}', in any case or "
+                "spacing); remove it"
+            )
         if any(not v.strip() for v in self.values):
             raise ValueError("values must be non-empty text")
         if not self.contrasts:

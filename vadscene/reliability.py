@@ -620,6 +620,17 @@ def _models_file_with_a_duplicated_key(folder: Path) -> Attempt:
     return replace(attempt, argv=(*attempt.argv, "--models", str(models)))
 
 
+def _init_with_value_ambiguous(folder: Path) -> Attempt:
+    """``vadscene init`` with a catalogue whose factor 'color' has a value " Ambiguous"."""
+    catalogue = load_catalogue().model_dump(mode="json")
+    catalogue["factors"][0]["values"] = [*catalogue["factors"][0]["values"], " Ambiguous"]
+    path = folder / "catalogue.yaml"
+    path.write_text(yaml.safe_dump(catalogue, sort_keys=False), encoding="utf-8")
+    (folder / "videos").mkdir()
+    ws = folder / "ws"
+    return _cli("init", ws, "--videos", folder / "videos", "--catalog", path, absent=ws)
+
+
 def _audit_with(*options: str) -> Callable[[Path], Attempt]:
     """The ground-truth-only audit of :func:`_audit_case`, with more options."""
 
@@ -972,6 +983,15 @@ CASES: tuple[BadInputCase, ...] = (
         "audit_models_file_duplicated_json_key",
         _models_file_with_a_duplicated_key,
         ('{tmp}/models.json: not valid JSON (key "path" appears twice in one object',),
+    ),
+    BadInputCase(
+        "init_catalogue_value_spelling_ambiguous",
+        _init_with_value_ambiguous,
+        (
+            "{tmp}/catalogue.yaml: invalid catalogue",
+            "factor 'color': $.factors[0]: ' Ambiguous' is reserved (every factor admits "
+            "'ambiguous', in any case or spacing)",
+        ),
     ),
     BadInputCase(
         "audit_report_into_a_folder_of_other_files",
