@@ -19,6 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from vadscene import jsonio
 from vadscene.errors import CatalogueError, validation_problems
 from vadscene.paths import default_catalogue_path
 
@@ -49,7 +50,7 @@ class Contrast(BaseModel):
 class AutoRule(BaseModel):
     """How an automatically measured factor turns its statistic into poles."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     statistic: Literal["sharpness", "motion"] = Field(
         description="sharpness: mean Laplacian variance; motion: mean abs frame difference."
@@ -112,8 +113,14 @@ class Factor(BaseModel):
         duplicates = sorted({v for v in self.values if self.values.count(v) > 1})
         if duplicates:
             raise ValueError(f"duplicate values {duplicates}")
-        if AMBIGUOUS in self.values:
-            raise ValueError(f"'{AMBIGUOUS}' is reserved (every factor admits it); remove it")
+        # Reserved however written: "Ambiguous" beside the admitted "ambiguous" would be a
+        # second, look-alike value that the audit counts as a pole.
+        reserved = next((v for v in self.values if v.strip().casefold() == AMBIGUOUS), None)
+        if reserved is not None:
+            raise ValueError(
+                f"'{reserved}' is reserved (every factor admits '{AMBIGUOUS}', in any case or "
+                "spacing); remove it"
+            )
         if any(not v.strip() for v in self.values):
             raise ValueError("values must be non-empty text")
         if not self.contrasts:
@@ -204,7 +211,7 @@ def load_catalogue(path: Path | str | None = None) -> Catalogue:
         raise CatalogueError(f"{path}: catalogue file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = jsonio.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise CatalogueError(
             f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}"

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from vadscene import __version__
+from vadscene import __version__, jsonio
 from vadscene.errors import ReleaseError, VadsceneError, validation_problems
 from vadscene.paths import output_folder
 from vadscene.thresholds import PoleChanges
@@ -516,7 +516,7 @@ def audit(
     """
     from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
-    from vadscene.audit.report import write_report
+    from vadscene.audit.report import check_report_folder, write_report
     from vadscene.audit.sources import (
         gather_inputs,
         gather_probe_inputs,
@@ -526,6 +526,7 @@ def audit(
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
     output_folder(out_dir, "the audit report", create=False)  # created once the inputs are read
+    check_report_folder(out_dir)
     specs = [parse_scores_argument(a) for a in scores or []]
     specs += read_model_list(models_file) if models_file else []
     ground_truth, models, scene = gather_inputs(
@@ -617,7 +618,7 @@ def labelstudio_import(
     from vadscene.labelstudio import import_export
 
     try:
-        tasks = json.loads(export_file.read_text(encoding="utf-8"))
+        tasks = jsonio.loads(export_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReleaseError(f"{export_file}: Label Studio export not found") from None
     except json.JSONDecodeError as exc:

@@ -86,7 +86,7 @@ import av
 import cv2
 import numpy as np
 
-from vadscene.errors import WorkspaceError
+from vadscene.errors import VadsceneError, WorkspaceError
 from vadscene.measure_run import measure_workspace
 from vadscene.workspace import GroundTruthRef, Workspace
 
@@ -718,8 +718,8 @@ def generate_demo_benchmark(
     dominate the run time.  The manifest ``demo.json`` is written last, so its presence means
     a complete benchmark.
     """
-    if seed < 0:
-        raise ValueError(f"seed must be non-negative, got {seed}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise VadsceneError(f"the demo seed must be an integer ≥ 0, got {seed!r}")
     root = Path(root)
     video_dir, scores_dir = root / "videos", root / "scores"
     video_dir.mkdir(parents=True, exist_ok=True)

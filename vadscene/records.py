@@ -7,9 +7,10 @@ These pydantic models are the release format. Its JSON Schema is generated from 
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from vadscene.catalogue import Catalogue
 
@@ -54,6 +55,12 @@ class VideoInfo(BaseModel):
     codec: str = Field(description="FFmpeg codec name.")
     size_bytes: int = Field(ge=0, le=MAX_INTEGER, description="File size.")
     fingerprint: str = Field(description="Fast content fingerprint (sampled blake2b).")
+
+    @field_validator("video_id")
+    @classmethod
+    def _nfc(cls, video_id: str) -> str:
+        """One spelling per id: NFD (macOS file names) and NFC name the same video."""
+        return unicodedata.normalize("NFC", video_id)
 
 
 class FactorDecision(BaseModel):

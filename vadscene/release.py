@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vadscene import __version__
+from vadscene import __version__, jsonio
 from vadscene.catalogue import AMBIGUOUS, Catalogue
 from vadscene.errors import ReleaseError, validation_problems
 from vadscene.files import replace_together
@@ -282,7 +282,7 @@ def read_release(path: Path | str) -> Release:
     if not path.is_file():
         raise ReleaseError(f"{path}: release file not found")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:

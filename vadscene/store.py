@@ -35,6 +35,7 @@ The schema is versioned with ``PRAGMA user_version`` and upgraded by :data:`MIGR
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -963,6 +964,10 @@ class AnnotationStore:
         set_at: str | None,
     ) -> None:
         self.catalogue.factor(factor)
+        if not all(math.isfinite(t) for t in thresholds):
+            raise StoreError(
+                f"factor '{factor}': thresholds must be finite numbers, got {list(thresholds)}"
+            )
         db.execute(
             "INSERT OR REPLACE INTO thresholds (factor, statistic, rule, thresholds, set_at) "
             "VALUES (?, ?, ?, ?, ?)",

@@ -16,6 +16,7 @@ decision that the release prefers, so re-measuring or changing the rule never ov
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,6 +52,8 @@ def rule_thresholds(values: np.ndarray, rule: str, explicit: tuple[float, ...] =
         low, high = np.quantile(values, [1 / 3, 2 / 3])
         return float(low), float(high)
     if rule == "explicit":
+        if not all(math.isfinite(t) for t in explicit):
+            raise StoreError(f"rule 'explicit': thresholds must be finite numbers, got {explicit}")
         if len(explicit) not in (1, 2) or sorted(explicit) != list(explicit):
             raise StoreError(
                 f"rule 'explicit' takes one threshold or two in increasing order, got {explicit}"

@@ -9,6 +9,8 @@ crop index ``__N`` removed; the ten crops of one video count once, in first-seen
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from vadscene.errors import VadsceneError
@@ -19,11 +21,46 @@ _KNOWN_SUFFIXES = {".mp4", ".avi", ".mkv", ".webm", ".mov", ".npy", ".npz", ".pt
 
 
 def video_id_from_entry(entry: str) -> str:
-    """``test/Abuse028_x264__1.npy`` → ``Abuse028_x264``; ``01_0014`` → ``01_0014``."""
+    """``test/Abuse028_x264__1.npy`` → ``Abuse028_x264``; ``01_0014`` → ``01_0014``.
+
+    Ids are NFC-normalised: a name typed or saved as NFD (macOS file names) is the same video.
+    """
+    return unicodedata.normalize("NFC", _CROP_SUFFIX.sub("", _stem(entry)))
+
+
+def _stem(entry: str) -> str:
     name = PurePosixPath(entry.strip().replace("\\", "/")).name
     suffix = PurePosixPath(name).suffix
-    stem = name[: -len(suffix)] if suffix.lower() in _KNOWN_SUFFIXES else name
-    return _CROP_SUFFIX.sub("", stem)
+    return name[: -len(suffix)] if suffix.lower() in _KNOWN_SUFFIXES else name
+
+
+def distinct_video_ids(entries: Iterable[tuple[int, str]], unit: str = "lines") -> list[str]:
+    """Video ids of numbered list entries, each once, in first-seen order.
+
+    Several entries may name one video only as its crops: the full set ``__0``, ``__1``, … in
+    that order (feature lists: ``Abuse028_x264__0.npy`` … ``__9.npy``; PEL4VAD writes crop 0
+    without its suffix, ``Abuse028_x264.npy``, ``Abuse028_x264__1.npy`` …). Two other different
+    entries with one id (``Clip__1`` and ``Clip__2``, ``a/Clip.mp4`` and ``b/Clip.mp4``) would
+    merge two videos silently: a :class:`VadsceneError` names both (``unit`` says what the
+    numbers count). Identical entries count once.
+    """
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for number, entry in entries:
+        text = unicodedata.normalize("NFC", entry.strip())
+        group = groups.setdefault(video_id_from_entry(text), [])
+        if all(text != seen for _, seen in group):
+            group.append((number, text))
+    for video, group in groups.items():
+        crops = [_CROP_SUFFIX.search(_stem(text)) for _, text in group]
+        indices = [int(match.group()[2:]) if match else 0 for match in crops]  # PEL4VAD: no __0
+        if len(group) > 1 and indices != list(range(len(group))):
+            (first, one), (second, other) = group[0], group[1]
+            raise VadsceneError(
+                f"{unit} {first} and {second} ({one}, {other}) both name video {video} (a "
+                "trailing __N is a crop index, and only a full set of crops __0, __1, … in "
+                "order is one video); rename the videos if they are distinct"
+            )
+    return list(groups)
 
 
 def read_video_list(path: Path | str) -> list[str]:
@@ -35,10 +72,13 @@ def read_video_list(path: Path | str) -> list[str]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise VadsceneError(f"{path}: not a text file ({exc})") from None
-    ids = [video_id_from_entry(line) for line in lines if line.strip() and not line.startswith("#")]
-    if not ids:
+    entries = [(n, line) for n, line in enumerate(lines, 1) if line.strip() and line[0] != "#"]
+    if not entries:
         raise VadsceneError(f"{path}: the video list is empty")
-    return list(dict.fromkeys(ids))
+    try:
+        return distinct_video_ids(entries)
+    except VadsceneError as exc:
+        raise VadsceneError(f"{path}: {exc}") from None
 
 
 def category_from_video_id(video_id: str, normal_category: str = "Normal") -> str | None:

@@ -16,8 +16,10 @@ videos are added, changed ones re-probed, vanished ones reported — decisions a
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,9 +369,15 @@ class Workspace:
         probed: list[VideoInfo] = []
         for done, path in enumerate(files, start=1):
             relative = path.relative_to(root)
-            video_id = path.stem
+            shown = _undecodable_name(relative)
             if progress is not None:
-                progress(done - 1, len(files), str(relative))
+                progress(done - 1, len(files), shown or str(relative))
+            if shown is not None:
+                report.unreadable.append(
+                    (shown, "file name is not valid UTF-8; rename it (video ids are file stems)")
+                )
+                continue
+            video_id = unicodedata.normalize("NFC", path.stem)  # as GT and score ids are
             if video_id in seen:
                 report.unreadable.append(
                     (
@@ -444,6 +452,20 @@ def discard_incomplete(root: Path) -> bool:
             path.unlink(missing_ok=True)
     marker.unlink(missing_ok=True)
     return True
+
+
+def _undecodable_name(relative: Path) -> str | None:
+    """``relative`` with its undecodable bytes shown as ``\\xNN`` when its name is not UTF-8.
+
+    Python keeps such bytes as lone surrogates, which no text field (pydantic, SQLite,
+    JSON) accepts; None when the name is valid text.
+    """
+    text = relative.as_posix()
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return None
 
 
 def _portable(root: Path, path: Path) -> str:

@@ -45,7 +45,7 @@ import sqlite3
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
@@ -601,6 +601,96 @@ def _store_case(action: Callable[[AnnotationStore], object]) -> Callable[[Path],
     return build
 
 
+# --- the crash list (issue 14): inputs real benchmarks have ----------------------------------
+
+
+def _non_utf8_name(videos: Path) -> None:
+    """A real clip in ``videos`` whose file name is Latin-1 bytes, not UTF-8."""
+    write_clip(videos / "renamed.mp4")
+    os.rename(os.fsencode(videos / "renamed.mp4"), os.fsencode(videos) + b"/Arson\xe9002.mp4")
+
+
+def _scan_non_utf8_name(folder: Path) -> Attempt:
+    root = _video_workspace(folder)
+    _non_utf8_name(folder / "videos")
+    return _cli("scan", root, store=root)
+
+
+def _init_non_utf8_name(folder: Path) -> Attempt:
+    write_clip(folder / "videos" / f"{GOOD}.mp4")
+    _non_utf8_name(folder / "videos")
+    return _cli("init", folder / "ws", "--videos", folder / "videos")
+
+
+def _audit_into_a_folder_of_other_files(folder: Path) -> Attempt:
+    root = registry_workspace(folder)
+    (folder / "papers").mkdir()
+    (folder / "papers" / "draft.tex").write_text("my paper\n", encoding="utf-8")
+    gt = _ground_truth(folder, GT_LINES)
+    args = ("audit", "--out", folder / "papers", "--gt", gt, "--workspace", root)
+    return _cli(*args, store=root)
+
+
+def _release_with_a_duplicated_key(folder: Path) -> Path:
+    """A valid release whose first decision names its value twice (json.loads keeps the last)."""
+    text = json.dumps(_release_data(folder))
+    path = folder / "twice.json"
+    path.write_text(text.replace('"value": "grayscale"', '"value": "color", "value": "grayscale"'))
+    return path
+
+
+def _models_file_with_a_duplicated_key(folder: Path) -> Attempt:
+    attempt = _audit_case(None)(folder)
+    models = folder / "models.json"
+    models.write_text('[{"name": "m", "path": "scores.csv", "path": "other.csv"}]')
+    return replace(attempt, argv=(*attempt.argv, "--models", str(models)))
+
+
+def _init_with_value_ambiguous(folder: Path) -> Attempt:
+    """``vadscene init`` with a catalogue whose factor 'color' has a value " Ambiguous"."""
+    catalogue = load_catalogue().model_dump(mode="json")
+    catalogue["factors"][0]["values"] = [*catalogue["factors"][0]["values"], " Ambiguous"]
+    path = folder / "catalogue.yaml"
+    path.write_text(yaml.safe_dump(catalogue, sort_keys=False), encoding="utf-8")
+    (folder / "videos").mkdir()
+    ws = folder / "ws"
+    return _cli("init", ws, "--videos", folder / "videos", "--catalog", path, absent=ws)
+
+
+def _audit_with(*options: str) -> Callable[[Path], Attempt]:
+    """The ground-truth-only audit of :func:`_audit_case`, with more options."""
+
+    def build(folder: Path) -> Attempt:
+        attempt = _audit_case(None)(folder)
+        return replace(attempt, argv=(*attempt.argv, *options))
+
+    return build
+
+
+def _thresholds_value(value: str) -> Callable[[Path], Attempt]:
+    """``vadscene thresholds … --rule explicit --value VALUE`` on a measured workspace."""
+
+    def build(folder: Path) -> Attempt:
+        root = registry_workspace(folder)
+        with Workspace.open(root) as workspace:
+            for video, sharpness in ((GOOD, 80.0), (NORMAL, 20.0)):
+                workspace.store.record_measurement(
+                    video,
+                    "sharpness",
+                    Measurement(
+                        value=sharpness,
+                        decoder="opencv",
+                        frames_read=25,
+                        seconds=0.01,
+                        measured_at=datetime(2026, 1, 2, tzinfo=UTC),
+                    ),
+                )
+        args = ("thresholds", root, "resolution", "--rule", "explicit", "--value", value)
+        return _cli(*args, store=root)
+
+    return build
+
+
 SCAN_REASONS = {
     "corrupt_video": "no decodable frame",
     "truncated_video": "truncated: file ends inside frame",
@@ -883,6 +973,97 @@ CASES: tuple[BadInputCase, ...] = (
             "cannot connect to the Dask scheduler within 1 s",
             "expected a running scheduler at an address like tcp://host:8786",
         ),
+    ),
+    # --- the crash list (issue 14) ---
+    BadInputCase(
+        "scan_non_utf8_file_name",
+        _scan_non_utf8_name,
+        ("1 files could not be registered", "Arson\\xe9002.mp4: file name is not valid UTF-8"),
+        exit_code=0,
+        stream="stdout",
+        may_change=frozenset({"unreadable_files"}),
+    ),
+    BadInputCase(
+        "init_non_utf8_file_name",
+        _init_non_utf8_name,
+        (
+            "1 videos registered",
+            "1 files could not be registered",
+            "Arson\\xe9002.mp4: file name is not valid UTF-8",
+        ),
+        exit_code=0,
+        stream="stdout",
+    ),
+    BadInputCase(
+        "audit_every_frame_anomalous",
+        _audit_case(None, [f"{GOOD} Abuse 0 30", f"{NORMAL} Normal 0 25"]),
+        (
+            "{tmp}/gt.txt: all 55 frames of the 2 videos are anomalous; AUROC compares "
+            "anomalous with normal frames",
+        ),
+    ),
+    BadInputCase(
+        "audit_no_frame_anomalous",
+        _audit_case(_good_scores, [f"{GOOD} Abuse -1 -1", GT_LINES[1]]),
+        ("{tmp}/gt.txt: none of the 55 frames of the 2 videos is anomalous",),
+    ),
+    BadInputCase(
+        "audit_frame_count_of_ten_to_the_fourteen",
+        _audit_case(None, [f"{GOOD} 100000000000000 Abuse 5 12", f"{NORMAL} 25 Normal -1 -1"]),
+        (
+            "{tmp}/gt.txt: the ground truth's 2 videos hold 100,000,000,000,025 frames in all "
+            f"(video {GOOD} alone 100,000,000,000,000",
+            "GiB of memory; this machine has",
+        ),
+    ),
+    BadInputCase(
+        "audit_negative_seed",
+        _audit_with("--seed", "-1"),
+        ("the bootstrap seed must be an integer ≥ 0, got -1",),
+    ),
+    BadInputCase(
+        "demo_negative_seed",
+        lambda folder: _cli("demo", folder / "demo", "--seed", "-1", absent=folder / "demo"),
+        ("the demo seed must be an integer ≥ 0, got -1",),
+    ),
+    BadInputCase(
+        "thresholds_nan_value",
+        _thresholds_value("nan"),
+        ("rule 'explicit': thresholds must be finite numbers, got (nan,)",),
+    ),
+    BadInputCase(
+        "validate_duplicated_json_key",
+        lambda folder: _cli("validate", _release_with_a_duplicated_key(folder)),
+        ('{tmp}/twice.json: not valid JSON (key "value" appears twice in one object',),
+    ),
+    BadInputCase(
+        "import_duplicated_json_key",
+        lambda folder: _cli(
+            "import",
+            registry_workspace(folder),
+            _release_with_a_duplicated_key(folder),
+            store=folder / "ws",
+        ),
+        ('{tmp}/twice.json: not valid JSON (key "value" appears twice in one object',),
+    ),
+    BadInputCase(
+        "audit_models_file_duplicated_json_key",
+        _models_file_with_a_duplicated_key,
+        ('{tmp}/models.json: not valid JSON (key "path" appears twice in one object',),
+    ),
+    BadInputCase(
+        "init_catalogue_value_spelling_ambiguous",
+        _init_with_value_ambiguous,
+        (
+            "{tmp}/catalogue.yaml: invalid catalogue",
+            "factor 'color': $.factors[0]: ' Ambiguous' is reserved (every factor admits "
+            "'ambiguous', in any case or spacing)",
+        ),
+    ),
+    BadInputCase(
+        "audit_report_into_a_folder_of_other_files",
+        _audit_into_a_folder_of_other_files,
+        ("{tmp}/papers: holds files that are not an audit report (e.g. draft.tex)",),
     ),
 )
 """Every bad-input case; ``tests/test_bad_input.py`` runs each one."""

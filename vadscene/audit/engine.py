@@ -29,7 +29,12 @@ from vadscene.audit.definitions import (
     audit_definitions,
     classes_from_categories,
 )
-from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
+from vadscene.audit.inputs import (
+    AuditInputError,
+    GroundTruth,
+    ModelScores,
+    refuse_beyond_memory,
+)
 from vadscene.audit.pairs import (
     FrameRuns,
     frame_runs,
@@ -101,6 +106,8 @@ def run_audit(
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
     _check_types(ground_truth, models, scene)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise AuditInputError(f"the bootstrap seed must be an integer ≥ 0, got {seed!r}")
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise AuditInputError(f"model names must be unique, got {names}")
@@ -110,6 +117,13 @@ def run_audit(
                 f"{model.source}: model '{model.name}': {model.scores.shape[0]} scores but the "
                 f"ground truth has {ground_truth.n_frames} frames ({ground_truth.source})"
             )
+    _refuse_one_kind_of_frame(ground_truth)
+    refuse_beyond_memory(
+        memory_estimate(ground_truth.n_videos, ground_truth.n_frames, len(models), n_bootstrap),
+        f"{ground_truth.source}: an audit of {ground_truth.n_videos:,} videos and "
+        f"{ground_truth.n_frames:,} frames, {len(models)} models and {n_bootstrap:,} bootstrap "
+        "replicates",
+    )
     report = progress or (lambda step, done, total: None)
     bench = _Benchmark(ground_truth)
     video_stream, scene_stream = np.random.SeedSequence(seed).spawn(2)
@@ -194,6 +208,42 @@ def run_audit(
         **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
         models=tuple(names),
         **optional,
+    )
+
+
+def memory_estimate(n_videos: int, n_frames: int, n_models: int, n_bootstrap: int) -> int:
+    """Rough peak bytes of :func:`run_audit`, to refuse absurd sizes before allocating.
+
+    The terms that grow: V × V float64 matrices (the oracle's comparison, outer product and
+    pair counts at once; each model's U and its reduction, two models at a time), the
+    bootstrap's (B, V) multiplicities and per-replicate sums, and per-frame arrays (labels,
+    video index, each model's scores and its sorted runs).
+    """
+    pair_matrices = 8 * n_videos**2 * (4 + 2 * min(n_models, 2))
+    bootstrap = 8 * n_bootstrap * n_videos * (1 + 3 * min(n_models, 2))
+    frames = n_frames * (24 + 48 * n_models)
+    return pair_matrices + bootstrap + frames
+
+
+def _refuse_one_kind_of_frame(ground_truth: GroundTruth) -> None:
+    """AUROC ranks anomalous against normal frames: a benchmark without both has no pair."""
+    anomalous = int(ground_truth.labels.sum())
+    if 0 < anomalous < ground_truth.n_frames:
+        return
+    frames = f"{ground_truth.n_frames} frames of the {ground_truth.n_videos} videos"
+    if anomalous:
+        found, hint = (
+            f"all {frames} are anomalous",
+            "check the interval convention (interval_end) and the frame counts",
+        )
+    else:
+        found, hint = (
+            f"none of the {frames} is anomalous",
+            "check the ground-truth format and that its intervals name these videos",
+        )
+    raise AuditInputError(
+        f"{ground_truth.source}: {found}; AUROC compares anomalous with normal frames, so "
+        f"there is no pair to audit ({hint})"
     )
 
 

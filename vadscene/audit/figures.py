@@ -34,6 +34,10 @@ GRANULARITY_LABELS: dict[str, str] = {
 """Display order and labels: pooled readings, then within-video ones, then category ones."""
 
 ANOMALOUS_COLOUR, NORMAL_COLOUR = "#d6604d", "#4393c3"
+MAX_COMPOSITION_BARS = 500
+"""Beyond this many videos the composition chart draws consecutive groups of videos (in its
+sorted order) as one bar each: a chart embeds every row (Altair refuses more than 5,000), and
+the 4,754 videos of XD-Violence would be bars under a pixel wide."""
 _LABEL_LIMIT = 340
 _Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
 
@@ -254,14 +258,18 @@ def composition_chart(result: AuditResult) -> alt.Chart | None:
     videos = composition.assign(
         fraction=composition["anomalous"] / composition["frames"].where(composition["frames"] > 0)
     ).sort_values(["fraction", "frames"], ascending=False, kind="stable")
+    n, mixed = len(videos), int(videos["mixed"].sum())
+    per_bar = math.ceil(n / MAX_COMPOSITION_BARS)
+    if per_bar > 1:
+        videos = _video_groups(videos, per_bar)
     data = videos.melt(
         id_vars=["video", "category", "frames", "fraction"],
         value_vars=["anomalous", "normal"],
         var_name="label",
         value_name="count",
     )
-    n = len(videos)
-    named = n <= 60  # beyond that, names would be unreadable slivers: the tooltip carries them
+    bars = len(videos)
+    named = bars <= 60  # beyond that, names would be unreadable slivers: the tooltip carries them
     chart = (
         alt.Chart(data)
         .mark_bar()
@@ -269,7 +277,8 @@ def composition_chart(result: AuditResult) -> alt.Chart | None:
             x=alt.X(
                 "video:N",
                 sort=list(videos["video"]),
-                title=f"{n} videos, sorted by anomalous fraction",
+                title=f"{n} videos, sorted by anomalous fraction"
+                + (f", in bars of {per_bar}" if per_bar > 1 else ""),
                 axis=alt.Axis(labels=named, ticks=named, labelAngle=-60),
             ),
             y=alt.Y("count:Q", stack="zero", title="frames"),
@@ -292,16 +301,39 @@ def composition_chart(result: AuditResult) -> alt.Chart | None:
             ],
         )
         .properties(
-            width=alt.Step(max(2, min(18, 900 // n))),
+            width=alt.Step(max(2, min(18, 900 // bars))),
             height=220,
             title=_title(
                 "Benchmark composition: anomalous and normal frames per video",
-                f"{int(videos['mixed'].sum())} of {n} videos hold both kinds of frame; only "
-                "these give within-video pairs.",
+                f"{mixed} of {n} videos hold both kinds of frame; only these give within-video "
+                "pairs.",
             ),
         )
     )
     return _finish(chart)
+
+
+def _video_groups(videos: pd.DataFrame, size: int) -> pd.DataFrame:
+    """Runs of ``size`` consecutive videos as one row each: frame counts summed, named by
+    their first and last video (the category column says how many videos a bar holds)."""
+    group = pd.RangeIndex(len(videos)) // size
+    grouped = (
+        videos.reset_index(drop=True)
+        .groupby(group)
+        .agg(
+            first=("video", "first"),
+            last=("video", "last"),
+            members=("video", "size"),
+            frames=("frames", "sum"),
+            anomalous=("anomalous", "sum"),
+            normal=("normal", "sum"),
+        )
+    )
+    return grouped.assign(
+        video=grouped["first"] + " … " + grouped["last"],
+        category=grouped["members"].astype(str) + " videos",
+        fraction=grouped["anomalous"] / grouped["frames"].where(grouped["frames"] > 0),
+    )
 
 
 def _point_ci(

@@ -12,6 +12,7 @@ Python refuses exactly what ``vadscene audit`` refuses.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +99,21 @@ def _names(values: Any, what: str, where: str) -> tuple[str, ...]:
     if wrong:
         raise AuditInputError(f"{where}: {what} must be non-empty strings, got {wrong[0]!r}")
     return names
+
+
+def refuse_beyond_memory(needed_bytes: int, what: str) -> None:
+    """Refuse, before allocating, work whose arrays would not fit in this machine's memory.
+
+    ``what`` names the input and its size ("gt.txt: 10⁶ videos ..."); the message adds the
+    estimate and the machine's physical memory, so an absurd input fails in a second with a
+    reason instead of in numpy's allocator (or the kernel's OOM killer) later.
+    """
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if needed_bytes > memory:
+        raise AuditInputError(
+            f"{what} would need about {needed_bytes / 2**30:,.1f} GiB of memory; this machine "
+            f"has {memory / 2**30:,.1f} GiB"
+        )
 
 
 @dataclass(frozen=True, eq=False)

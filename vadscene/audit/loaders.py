@@ -71,16 +71,23 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from vadscene import jsonio
 from vadscene.audit.inputs import (
     AuditInputError,
     GroundTruth,
     ModelScores,
     binary_labels,
     numeric_scores,
+    refuse_beyond_memory,
     require_finite,
 )
 from vadscene.errors import VadsceneError
-from vadscene.video_lists import category_from_video_id, read_video_list, video_id_from_entry
+from vadscene.video_lists import (
+    category_from_video_id,
+    distinct_video_ids,
+    read_video_list,
+    video_id_from_entry,
+)
 
 GROUND_TRUTH_FORMATS = ("ucf-crime", "npy-folder", "json", "table")
 END_OVERRUN_TOLERANCE = 16
@@ -433,6 +440,14 @@ def _read_annotation(
                 "not in the annotation and all-normal"
             )
     conventions["video_order"] = "frame counts" if "video_set" in conventions else "file"
+    largest = max(videos, key=counts.__getitem__)
+    total = sum(counts.values())
+    refuse_beyond_memory(
+        2 * total,  # a bool per frame, and the concatenated copy
+        f"{path}: the ground truth's {len(videos)} videos hold {total:,} frames in all (video "
+        f"{largest} alone {counts[largest]:,}; frame counts from {conventions['frame_counts']}); "
+        "their labels",
+    )
     by_video = {line.video: line for line in lines}
     clipped: list[str] = []
     labels = []
@@ -483,7 +498,7 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
         (False, False): "name intervals...",
     }
     parsed: list[_Line] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     for number, text in enumerate(_read_text_lines(path, "annotation file"), 1):
         tokens = text.split()
         if not tokens or tokens[0].startswith("#"):
@@ -527,10 +542,18 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
                 )
             intervals.append((start, end))
         if video in seen:
-            raise AuditInputError(
-                f"{path}:{number}: video {video} is listed twice (first on line {seen[video]})"
+            first, spelling = seen[video]
+            spellings = (
+                f": {spelling} and {tokens[0]} are one id (ids drop folders, extensions and a "
+                "trailing __N crop index); give each video once, under distinct names"
+                if spelling != tokens[0]
+                else ""
             )
-        seen[video] = number
+            raise AuditInputError(
+                f"{path}:{number}: video {video} is listed twice (first on line {first})"
+                + spellings
+            )
+        seen[video] = number, tokens[0]
         parsed.append(_Line(number, video, frames, category, intervals))
     if not parsed:
         raise AuditInputError(f"{path}: the annotation lists no video")
@@ -613,7 +636,7 @@ def _read_npy_folder(path: Path) -> _Parts:
 
 def _read_json(path: Path) -> _Parts:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise AuditInputError(f"{path}: not a valid JSON file ({exc})") from None
     if not isinstance(data, dict):
@@ -724,12 +747,12 @@ def _video_order(
 ) -> list[str]:
     if video_order is None:
         return list(ground_truth.video_ids)
-    if isinstance(video_order, str | Path):
-        try:
+    try:
+        if isinstance(video_order, str | Path):
             return read_video_list(video_order)
-        except VadsceneError as exc:
-            raise AuditInputError(f"{path}: video order: {exc}") from None
-    order = list(dict.fromkeys(video_id_from_entry(str(entry)) for entry in video_order))
+        order = distinct_video_ids(enumerate(map(str, video_order), 1), unit="entries")
+    except VadsceneError as exc:
+        raise AuditInputError(f"{path}: video order: {exc}") from None
     if not order:
         raise AuditInputError(f"{path}: the video order is empty")
     return order
@@ -804,15 +827,15 @@ def _align(
                 )
             aligned.append(values)
             continue
-        expanded = np.repeat(values, k)
-        length = expanded.shape[0]
-        if n <= length < n + k:
+        length = m * k
+        if n - k <= length < n + k:
             if length > n:
                 truncated.append(length - n)
-            aligned.append(expanded[:n])
-        elif n - k <= length < n:
-            padded.append(n - length)
-            aligned.append(np.concatenate([expanded, np.full(n - length, values[-1])]))
+            elif length < n:
+                padded.append(n - length)
+            # Frame f takes snippet f // k, the last snippet's score padding: np.repeat's
+            # values cut or padded to n, without building the k·m repeated ones.
+            aligned.append(values[np.minimum(np.arange(n) // k, m - 1)])
         else:
             raise AuditInputError(
                 f"{path}: video {video}: {m} snippets × {k} = {length} frames, but the ground "

@@ -3,8 +3,9 @@
 Markdown and HTML are rendered from one document model — sections of paragraphs, lists, tables
 already formatted as text, and figures — so the two files never say different things. The HTML
 needs no network: its CSS is inline and every figure is an inline SVG rendered offline by
-vl-convert (the same SVGs are written to ``figures/`` for the Markdown and for papers). Every
-file is replaced atomically, so an interrupted run never leaves a half-written file.
+vl-convert (the same SVGs are written to ``figures/`` for the Markdown and for papers). The
+report folder is replaced as a whole, so an interrupted run never leaves a half-written file or
+a mixture of two reports.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import html
 import math
 import numbers
 import re
+import shutil
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,7 @@ import vl_convert
 
 from vadscene.audit import figures
 from vadscene.audit.result import AuditResult
+from vadscene.errors import VadsceneError
 from vadscene.files import atomic_write
 
 _CONVENTION_LABELS = {
@@ -92,12 +96,65 @@ def write_report(
     *,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Path]:
-    """Write every report file into ``out_dir`` (created if missing).
+    """Write every report file into ``out_dir``, replacing the folder as a whole.
+
+    ``out_dir`` may be missing, empty, or an earlier report (it holds ``report.json``); a
+    folder of other files is refused (:class:`VadsceneError` naming one), because it is
+    replaced: the files are written into a hidden sibling folder, which is then renamed into
+    place, so readers never see a mix of an old and a new report, and a run that fails half
+    way leaves the previous report as it was.
 
     Returns file name (relative to ``out_dir``, e.g. ``"metrics.csv"``,
     ``"figures/bias_dot_plot.svg"``) → path. ``progress`` is called with each step's name
     ("json", "tables", "figures", "markdown", "html") before the step runs.
     """
+    out_dir = Path(out_dir)
+    check_report_folder(out_dir)
+    staging = out_dir.parent / f".{out_dir.name}.{uuid.uuid4().hex}.new"
+    try:
+        written = _write_files(result, staging, progress)
+        _swap_in(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {name: out_dir / name for name in written}
+
+
+def check_report_folder(out_dir: Path) -> None:
+    """A report replaces its folder: refuse one that holds anything but an earlier report.
+
+    :func:`write_report` checks; callers call it too before long work, so a wrong folder costs
+    nothing.
+    """
+    if not out_dir.is_dir() or (out_dir / "report.json").is_file():
+        return
+    entries = sorted(entry.name for entry in out_dir.iterdir())
+    if entries:
+        raise VadsceneError(
+            f"{out_dir}: holds files that are not an audit report (e.g. {entries[0]}) and the "
+            "report replaces its whole folder; give a new or empty folder, or an earlier report's"
+        )
+
+
+def _swap_in(staging: Path, out_dir: Path) -> None:
+    """Put the finished ``staging`` folder at ``out_dir``; an earlier report there is removed.
+
+    Two renames, each atomic: the old folder steps aside, the new one takes its place. A
+    reader sees the old report or the new one, never a mixture (between the renames, for an
+    instant, neither).
+    """
+    if not out_dir.exists():
+        staging.rename(out_dir)
+        return
+    retired = staging.with_name(staging.name.removesuffix(".new") + ".old")
+    out_dir.rename(retired)
+    staging.rename(out_dir)
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def _write_files(
+    result: AuditResult, out_dir: Path, progress: Callable[[str], None] | None
+) -> dict[str, Path]:
+    """Write every report file into ``out_dir`` (created if missing); file name → path."""
     step = progress or (lambda _name: None)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

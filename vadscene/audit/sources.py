@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from vadscene import jsonio
 from vadscene.audit.definitions import (
     DefinitionScores,
     FrameClasses,
@@ -34,11 +35,13 @@ def read_model_list(path: Path | str) -> list[ModelSpec]:
     e.g. the demo's ``benchmark/models.json``."""
     path = Path(path)
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
+        entries = jsonio.loads(path.read_text(encoding="utf-8"))
         return [(e["name"], path.parent / e["path"], e.get("family")) for e in entries]
     except FileNotFoundError:
         raise AuditInputError(f"{path}: models file not found") from None
-    except (json.JSONDecodeError, TypeError, KeyError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AuditInputError(f"{path}: not valid JSON ({exc})") from None
+    except (TypeError, KeyError) as exc:
         raise AuditInputError(
             f"{path}: expected a JSON list of {{name, path, family}} objects ({exc!r})"
         ) from None
