@@ -35,13 +35,12 @@ import numpy as np
 import pandas as pd
 
 from vadscene.audit.bootstrap import percentile_interval
-from vadscene.audit.inputs import AuditInputError, GroundTruth
+from vadscene.audit.inputs import AuditInputError, GroundTruth, numeric_scores
 from vadscene.audit.loaders import (
     _TABLE_SEPARATORS,
     _align,
     _group_rows,
     _load_npy,
-    _numeric,
     _read_table,
 )
 from vadscene.audit.metrics import ratio_or_nan
@@ -178,7 +177,7 @@ def _read_definition_folder(
                 f"{file}: video {video}: expected scores of shape (T, {len(names)}) for the "
                 f"definitions {names}, got {array.shape}"
             )
-        array = _numeric(array, f"{file}: video {video}")
+        array = numeric_scores(array, f"{file}: video {video}")
         for j, definition in enumerate(names):
             per_definition[definition][video] = array[:, j]
     return names, per_definition
@@ -198,7 +197,7 @@ def _read_definition_table(
         videos, groups = _group_rows(path, rows, indexed_by="frame", unit=unit)
         column = rows["score"].to_numpy()
         values = {
-            video: _numeric(column[group], f"{path}: video {video}, definition {definition}")
+            video: numeric_scores(column[group], f"{path}: video {video}, definition {definition}")
             for video, group in zip(videos, groups, strict=True)
         }
         for video, array in values.items():
