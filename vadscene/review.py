@@ -485,16 +485,25 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
         ),
         tooltip=["factor", "pair", alt.Tooltip("kappa:Q", format=".3f"), "videos:Q"],
     )
-    text = base.mark_text(lineBreak="\n", fontSize=11).encode(text="label:N")
-    return alt.layer(cells, text).properties(
-        width=alt.Step(90),
-        height=alt.Step(34),
-        autosize=alt.AutoSizeParams(type="pad", contains="padding"),
-        title=alt.TitleParams(
-            "Pairwise agreement per factor",
-            subtitle=["Cohen's κ of each pair over the videos both rated (n)."],
-            anchor="start",
-        ),
+    text = base.mark_text(lineBreak="\n", fontSize=12).encode(
+        text="label:N",
+        color=alt.condition("abs(datum.kappa) > 0.6", alt.value("white"), alt.value("#212121")),
+    )
+    return (
+        alt.layer(cells, text)
+        .properties(
+            width=alt.Step(170),
+            height=alt.Step(40),
+            # Its designed size everywhere: Streamlit would otherwise fit a step-sized chart.
+            autosize=alt.AutoSizeParams(type="pad", contains="padding"),
+            title=alt.TitleParams(
+                "Pairwise agreement per factor",
+                subtitle=["Cohen's κ of each pair over the videos both rated (n)."],
+                anchor="start",
+            ),
+        )
+        .configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=320)
+        .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
     )
 
 
