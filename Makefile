@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO := demo-workspace
+PORT ?= 8501
 
 .PHONY: app test demo lint schema clean
 
@@ -19,7 +20,7 @@ $(DEMO)/vadscene.yaml: | $(STAMP)
 demo: $(DEMO)/vadscene.yaml
 
 app: $(STAMP) $(DEMO)/vadscene.yaml
-	$(BIN)/vadscene app $(DEMO)
+	$(BIN)/vadscene app $(DEMO) --port $(PORT)
 
 test: $(STAMP)
 	@test -x /usr/bin/chromium || echo "\n*** Chromium not found: browser tests will be SKIPPED (apt-get install chromium) ***\n"
