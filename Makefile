@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-dev
 DEMO := demo-workspace
+PORT ?= 8501
 
 .PHONY: app test test-fast demo lint schema clean
 
@@ -25,7 +26,7 @@ $(DEMO)/vadscene.yaml: | $(RUNTIME)
 demo: $(DEMO)/vadscene.yaml
 
 app: $(RUNTIME) $(DEMO)/vadscene.yaml
-	$(BIN)/vadscene app $(DEMO)
+	$(BIN)/vadscene app $(DEMO) --port $(PORT)
 
 test: $(STAMP)
 	@test -x /usr/bin/chromium || echo "\n*** Chromium not found: browser tests will be SKIPPED (apt-get install chromium) ***\n"

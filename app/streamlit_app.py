@@ -1,8 +1,12 @@
 """vadscene app — router only: pages live in app_pages/, logic in the vadscene package."""
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="vadscene", page_icon=":material/movie:", layout="wide")
+# A local icon: a Material icon as page icon is fetched from Google's servers by the browser.
+FAVICON = str(Path(__file__).parent / "assets" / "favicon.png")
+st.set_page_config(page_title="vadscene", page_icon=FAVICON, layout="wide")
 st.navigation(
     [
         st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),

@@ -120,7 +120,9 @@ def test_review_page_filters_and_records_a_consensus(demo_app: Path) -> None:
     assert app.caption[0].value == "12 of 12 videos"
     # The demo's second annotator disagrees with the first on Explosion001's continuity.
     assert app.selectbox(key="review_video").options == ["Explosion001_x264"]
-    app.selectbox(key="review_value_Explosion001_x264_continuity").set_value("multi-view")
+    choice = app.selectbox(key="review_value_Explosion001_x264_continuity")
+    assert choice.value is None  # no default: the button waits for a choice
+    choice.set_value("multi-view").run()
     app.button(key="review_record_Explosion001_x264_continuity").click().run()
     assert not app.exception
     with Workspace.open(demo_app) as workspace:

@@ -18,9 +18,13 @@ from vadscene.release import build_release
 from vadscene.review import (
     FILTERS,
     agreement,
+    annotate_url,
+    auto_agreement,
     cohen_kappa,
+    disputes,
     filter_review,
     fleiss_kappa,
+    kappa_heatmap,
     review_table,
 )
 from vadscene.workspace import Workspace
@@ -65,12 +69,26 @@ def reviewed(small_workspace: Workspace) -> Workspace:
     return small_workspace
 
 
+def _cell(assignment) -> str:
+    """What the review grid shows for a release's assignment: its value, or for an
+    unadjudicated disagreement the human votes "name: value" by name, joined by " · "."""
+    if assignment.resolution != "disagreement":
+        return assignment.value or ""
+    votes = sorted(
+        (d.annotator, d.value)
+        for d in assignment.decisions
+        if d.source in ("manual", "override") and d.value is not None
+    )
+    return " · ".join(f"{who}: {value}" for who, value in votes)
+
+
 def _release_view(workspace: Workspace) -> dict[str, dict[str, str]]:
-    """video → factor → value ("" for none) and 'annotators', as a consensus release has them."""
+    """video → factor → grid cell (see :func:`_cell`; "" for none) and 'annotators', from a
+    consensus release."""
     view = {}
     for record in build_release(workspace).videos:
         row = {
-            key: (record.factors[key].value or "") if key in record.factors else ""
+            key: _cell(record.factors[key]) if key in record.factors else ""
             for key in workspace.catalogue.keys
         }
         names = {m.annotator for m in record.marks} | {
@@ -98,7 +116,7 @@ def test_table_columns_and_values_follow_the_release(reviewed: Workspace) -> Non
     for row in table.to_dict("records"):
         assert {k: row[k] for k in [*keys, "annotators"]} == expected[row["video"]]
     by_video = table.set_index("video")
-    assert by_video.loc[ARSON, "color"] == ""  # unadjudicated disagreement
+    assert by_video.loc[ARSON, "color"] == "ana: color · ben: grayscale"  # not adjudicated
     assert by_video.loc[ARSON, "crowd"] == "many"  # consensus
     assert by_video.loc[ROAD, "road"] == ""  # cleared
     assert by_video.loc[ROAD, "resolution"] == "low"  # override
@@ -394,3 +412,188 @@ def test_agreement_of_three_annotators_is_fleiss_kappa(small_workspace: Workspac
     # P_i = 1, 1/3, 1 → P̄ = 7/9; p = (4/9, 5/9) → P̄_e = 41/81; κ = (63 − 41)/(81 − 41) = 11/20.
     assert setting.observed_agreement == pytest.approx(float(Fraction(7, 9)))
     assert setting.kappa == pytest.approx(float(Fraction(11, 20)))
+
+
+# --- disputes: the one "annotators disagree" rule -------------------------------------------
+
+
+def test_disputes_hold_every_human_vote(reviewed: Workspace) -> None:
+    store = reviewed.store
+    store.record_decision(ARSON, "crowd", "few", annotator="dora")  # agrees with ana
+    found = disputes(store.current_decisions())
+    assert sorted(found) == [(ARSON, "color"), (ARSON, "crowd")]
+    crowd = found[(ARSON, "crowd")]
+    # carla's consensus is no vote; the dispute stands after it.
+    assert crowd.votes == (("ana", "few"), ("ben", "many"), ("dora", "few"))
+    assert crowd.text == "ana: few · ben: many · dora: few"
+    assert crowd.voters("few") == ("ana", "dora")
+    assert crowd.voters("ambiguous") == ()
+    # The same rule on one video's decisions, as the page reads them.
+    assert disputes(store.current_decisions(video_id=ARSON)) == found
+    assert disputes(store.current_decisions(video_id=ABUSE)) == {}  # ben agrees with auto
+
+
+def test_a_cleared_vote_ends_a_dispute(reviewed: Workspace) -> None:
+    reviewed.store.record_decision(ARSON, "color", None, annotator="ben")
+    assert list(disputes(reviewed.store.current_decisions())) == [(ARSON, "crowd")]
+    by_video = review_table(reviewed).set_index("video")
+    assert by_video.loc[ARSON, "color"] == "color"  # ana's alone
+    assert by_video.loc[ARSON, "disagree"]  # crowd is still disputed
+    reviewed.store.record_decision(ARSON, "crowd", None, annotator="ben")
+    assert not review_table(reviewed).set_index("video").loc[ARSON, "disagree"]
+
+
+def test_the_annotate_link_encodes_the_name() -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    name = "ana & bo/1+é=x"
+    link = annotate_url("Arson002_x264", name)
+    parts = urlsplit(link)
+    assert parts.path == "/"
+    assert parse_qs(parts.query, strict_parsing=True) == {
+        "annotator": [name],
+        "video": ["Arson002_x264"],
+    }
+    assert parse_qs(urlsplit(annotate_url("Arson002_x264")).query) == {"video": ["Arson002_x264"]}
+
+
+# --- pairwise κ, Fleiss' κ on all, and agreement with the auto pole -------------------------
+
+
+@pytest.mark.filterwarnings("ignore:A single label was found")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
+@pytest.mark.parametrize("seed", range(4))
+def test_every_pair_gets_cohens_kappa_over_the_videos_both_rated(
+    small_workspace: Workspace, seed: int
+) -> None:
+    """Four annotators rate random subsets; each pair's κ and shared-video count match
+    sklearn's cohen_kappa_score over the videos that pair both rated."""
+    store = small_workspace.store
+    rng = random.Random(seed)
+    people = ("ana", "ben", "carla", "dora")
+    given: dict[str, dict[str, str]] = {who: {} for who in people}
+    for video in VIDEOS:
+        for who in people:
+            if rng.random() < 0.8:
+                value = rng.choice(["few", "many", "ambiguous"])
+                store.record_decision(video, "crowd", value, annotator=who)
+                given[who][video] = value
+    crowd = _by_factor(small_workspace)["crowd"]
+    raters = sorted(who for who in people if given[who])
+    assert crowd.annotators == tuple(raters)
+    expected_pairs = []
+    for i, first in enumerate(raters):
+        for second in raters[i + 1 :]:
+            both = [v for v in VIDEOS if v in given[first] and v in given[second]]
+            a = [given[first][v] for v in both]
+            b = [given[second][v] for v in both]
+            kappa = cohen_kappa_score(a, b) if both else math.nan
+            expected_pairs.append((first, second, len(both), kappa))
+    got = [(p.first, p.second, p.videos, p.kappa) for p in crowd.pairs]
+    assert [g[:3] for g in got] == [e[:3] for e in expected_pairs]
+    for (*_, kappa), (*_, expected) in zip(got, expected_pairs, strict=True):
+        if math.isnan(expected):
+            assert math.isnan(kappa)
+        else:
+            assert kappa == pytest.approx(expected, abs=1e-12)
+
+
+def test_one_partial_annotator_leaves_the_pairs_their_videos(small_workspace: Workspace) -> None:
+    """The defect: with a third annotator who rated one other video, κ read "—" for all."""
+    store = small_workspace.store
+    ana = ["indoor", "outdoor", "indoor", "outdoor"]
+    ben = ["indoor", "outdoor", "outdoor", "outdoor"]
+    for video, a, b in zip(VIDEOS, ana, ben, strict=True):
+        store.record_decision(video, "setting", a, annotator="ana")
+        store.record_decision(video, "setting", b, annotator="ben")
+    store.record_decision(ABUSE, "setting", None, annotator="ben")  # ben: three videos
+    store.record_decision(ABUSE, "setting", "indoor", annotator="carla")  # carla: only ABUSE
+    setting = _by_factor(small_workspace)["setting"]
+    assert (setting.statistic, setting.videos) == ("fleiss_kappa", 0)
+    assert setting.kappa_text == "— (no video rated by all of them)"
+    pairs = {(p.first, p.second): p for p in setting.pairs}
+    assert list(pairs) == [("ana", "ben"), ("ana", "carla"), ("ben", "carla")]
+    ana_ben = pairs[("ana", "ben")]
+    assert ana_ben.videos == 3
+    assert ana_ben.kappa == pytest.approx(cohen_kappa_score(ana[1:], ben[1:]), abs=1e-12)
+    assert ana_ben.kappa_text == f"{cohen_kappa_score(ana[1:], ben[1:]):.3f}"
+    assert pairs[("ana", "carla")].videos == 1
+    assert pairs[("ana", "carla")].kappa_text == "undefined (every rating in one category)"
+    assert pairs[("ben", "carla")].kappa_text == "— (no video rated by both)"
+
+
+def test_fleiss_kappa_on_the_videos_rated_by_all_beside_the_pairs(
+    small_workspace: Workspace,
+) -> None:
+    store = small_workspace.store
+    ratings = {
+        ABUSE: {"ana": "few", "ben": "few", "carla": "few"},
+        ARSON: {"ana": "few", "ben": "many", "carla": "many"},
+        NORMAL: {"ana": "many", "ben": "many", "carla": "few"},
+        ROAD: {"ana": "many", "ben": "few"},  # carla did not rate ROAD
+    }
+    for video, by_annotator in ratings.items():
+        for who, value in by_annotator.items():
+            store.record_decision(video, "crowd", value, annotator=who)
+    crowd = _by_factor(small_workspace)["crowd"]
+    assert (crowd.statistic, crowd.videos) == ("fleiss_kappa", 3)
+    # By hand over ABUSE, ARSON, NORMAL — counts (few, many): (3,0), (1,2), (1,2):
+    # P_i = 1, 1/3, 1/3 → P̄ = 5/9 = 45/81; p = (5/9, 4/9) → P̄_e = 41/81;
+    # κ = (45 − 41) / (81 − 41) = 1/10.
+    assert crowd.observed_agreement == pytest.approx(5 / 9)
+    assert crowd.kappa == pytest.approx(0.1, abs=1e-12)
+    ana_ben = crowd.pairs[0]
+    assert (ana_ben.first, ana_ben.second, ana_ben.videos) == ("ana", "ben", 4)  # ROAD too
+    assert ana_ben.observed_agreement == pytest.approx(0.5)
+
+
+@pytest.mark.filterwarnings("ignore:A single label was found")
+def test_people_are_compared_with_the_auto_pole_on_measured_factors(
+    small_workspace: Workspace,
+) -> None:
+    store = small_workspace.store
+    poles = dict(zip(VIDEOS, ["high", "low", "high", "low"], strict=True))
+    for video, pole in poles.items():
+        store.record_decision(video, "resolution", pole, annotator="auto", source="auto")
+    ana = {ABUSE: "high", ARSON: "high", NORMAL: "low", ROAD: "low"}
+    for video, value in ana.items():
+        store.record_decision(video, "resolution", value, annotator="ana")  # overrides
+    store.record_decision(ARSON, "resolution", "ambiguous", annotator="ben")
+    store.record_decision(NORMAL, "resolution", "high", annotator="ben")
+    store.record_decision(ROAD, "resolution", "high", annotator="carla", source="consensus")
+    store.record_decision(ABUSE, "color", "grayscale", annotator="ana")  # a manual factor
+
+    results = auto_agreement(store)
+    assert [(r.factor, r.annotator, r.videos, r.agreed) for r in results] == [
+        ("resolution", "ana", 4, 2),
+        ("resolution", "ben", 2, 1),
+    ]
+    ana_result, ben_result = results
+    expected = cohen_kappa_score([ana[v] for v in VIDEOS], [poles[v] for v in VIDEOS])
+    assert ana_result.kappa == pytest.approx(expected, abs=1e-12)
+    assert ana_result.observed_agreement == 0.5
+    expected = cohen_kappa_score(["ambiguous", "high"], [poles[ARSON], poles[NORMAL]])
+    assert ben_result.kappa == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_kappa_heatmap_holds_every_pair(small_workspace: Workspace) -> None:
+    store = small_workspace.store
+    ana, ben = ["few", "many", "few", "few"], ["few", "many", "many", "few"]
+    for video, a, b in zip(VIDEOS, ana, ben, strict=True):
+        store.record_decision(video, "crowd", a, annotator="ana")
+        store.record_decision(video, "crowd", b, annotator="ben")
+    store.record_decision(ABUSE, "color", "color", annotator="ana")
+    store.record_decision(ABUSE, "color", "color", annotator="carla")
+    spec = kappa_heatmap(agreement(store)).to_dict()
+    [rows] = [v for v in spec["datasets"].values()]
+    cells = {(r["factor"], r["pair"]): (r["kappa"], r["videos"]) for r in rows}
+    expected = cohen_kappa_score(ana, ben)
+    assert cells.keys() == {("crowd", "ana – ben"), ("color", "ana – carla")}
+    assert cells[("crowd", "ana – ben")][0] == pytest.approx(expected)
+    assert cells[("crowd", "ana – ben")][1] == 4
+    assert cells[("color", "ana – carla")] == (None, 1)  # κ undefined: grey
+
+
+def test_no_heatmap_without_a_pair(small_workspace: Workspace) -> None:
+    small_workspace.store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    assert kappa_heatmap(agreement(small_workspace.store)) is None

@@ -7,9 +7,11 @@ line naming the thing and what was expected (exit code 2 for usage errors, 1 oth
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -632,6 +634,29 @@ def labelstudio_import(
     )
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Raise one clear :class:`VadsceneError` when the app could not listen on host:port.
+
+    Binds the way the server will (SO_REUSEADDR, so a port a stopped server left in
+    TIME_WAIT is free): only a live listener — another app, another Streamlit — is refused.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise VadsceneError(
+                f"port {port} on {host} is already in use; serve on another one with "
+                f"--port (e.g. vadscene app --port {port + 1}, or make app PORT={port + 1})"
+            ) from None
+        reason = exc.strerror or str(exc)
+        raise VadsceneError(f"cannot serve on {host}:{port}: {reason}") from None
+
+
 @app.command(name="app", epilog="Example: vadscene app ucf-ws --port 8501")
 def app_(
     workspace: Annotated[
@@ -645,6 +670,7 @@ def app_(
     """Start the annotation app in the browser."""
     from vadscene.paths import app_server_script, default_demo_workspace
 
+    _check_port_free(host, port)  # before a demo build: a taken port is known at once
     if workspace is None:
         workspace = default_demo_workspace()
         if not (workspace / "vadscene.yaml").exists():

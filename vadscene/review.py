@@ -13,7 +13,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import combinations
+from urllib.parse import urlencode
 
+import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -46,17 +49,17 @@ def review_table(workspace: Workspace) -> pd.DataFrame:
     """One row per registered video (sorted by id): its resolved values and filter flags.
 
     Columns: ``video``, ``category``, one column per catalogue factor holding the value a
-    consensus release publishes ("" when there is none: no decision, or an unadjudicated
-    disagreement), then the boolean :data:`FILTERS` columns and ``annotators``:
+    consensus release publishes ("" without a decision; the votes, e.g. "ana: few · bo: many",
+    for a disagreement nobody has adjudicated — see :attr:`Dispute.text`), then the boolean
+    :data:`FILTERS` columns and ``annotators``:
 
     - ``incomplete``: some manual factor has no current (non-cleared) decision by anyone;
     - ``ambiguous``: some factor resolved to "ambiguous";
     - ``flagged``: some annotator's current flag on the video is set;
     - ``manual_vs_auto``: a person's value on an auto factor (an override, or a consensus)
       differs from the current auto pole;
-    - ``disagree``: human annotators (manual or override decisions) give different values on
-      some factor — also when a consensus decision has since settled it, so adjudicated videos
-      stay findable;
+    - ``disagree``: some factor of the video is in :func:`disputes` — also when a consensus
+      decision has since settled it, so adjudicated videos stay findable;
     - ``annotators``: the people with a current decision or mark on the video, comma-joined
       (the same names a release lists for it).
 
@@ -83,11 +86,15 @@ def review_table(workspace: Workspace) -> pd.DataFrame:
         [(d.video_id, d.factor, d.value, d.annotator, d.source) for d in decisions],
         columns=[*_KEY, "value", "annotator", "source"],
     )
-    values = _resolved_values(decisions).reindex(index=ids, columns=keys).astype(object).fillna("")
+    resolved = _resolved_values(decisions)
+    disputed = disputes(decisions)
+    for (video, factor), dispute in disputed.items():
+        if pd.isna(resolved.at[video, factor]):  # unadjudicated: show who said what
+            resolved.at[video, factor] = dispute.text
+    values = resolved.reindex(index=ids, columns=keys).astype(object).fillna("")
     marks = {key: m for key, m in store.marks().items() if m["flag"] or m["skip"] or m["note"]}
     manual = [f.key for f in catalogue.factors if f.source == "manual"]
     on_manual = decided[decided["factor"].isin(manual)]
-    human = decided[decided["source"].isin(HUMAN_SOURCES)]
     flags = pd.DataFrame(
         {
             "incomplete": on_manual.groupby("video")["factor"].nunique().reindex(ids, fill_value=0)
@@ -95,7 +102,7 @@ def review_table(workspace: Workspace) -> pd.DataFrame:
             "ambiguous": (values == AMBIGUOUS).any(axis=1),
             "flagged": ids.isin({video for (video, _), m in marks.items() if m["flag"]}),
             "manual_vs_auto": _any_by_video(_differs_from_auto(decided), ids),
-            "disagree": _any_by_video(human.groupby(_KEY)["value"].nunique() > 1, ids),
+            "disagree": ids.isin({video for video, _ in disputed}),
         },
         index=ids,
     )
@@ -119,6 +126,61 @@ def review_table(workspace: Workspace) -> pd.DataFrame:
         axis=1,
     )
     return table.reset_index()
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """Human annotators' differing current values on one (video, factor).
+
+    ``votes`` holds every human annotator's (name, value), sorted by name — also those who
+    agree with someone — so the page can show who voted what.
+    """
+
+    video: str
+    factor: str
+    votes: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        """The votes as a person reads them in a table cell: "ana: few · bo: many"."""
+        return " · ".join(f"{annotator}: {value}" for annotator, value in self.votes)
+
+    def voters(self, value: str) -> tuple[str, ...]:
+        """The annotators who voted ``value``, by name (empty when nobody did)."""
+        return tuple(annotator for annotator, vote in self.votes if vote == value)
+
+
+def disputes(decisions: Iterable[Decision]) -> dict[tuple[str, str], Dispute]:
+    """(video, factor) → :class:`Dispute` wherever human annotators disagree.
+
+    ``decisions`` are current decisions (:meth:`~vadscene.store.AnnotationStore.current_decisions`,
+    for the whole store or one video). Annotators disagree on a (video, factor) when their
+    current manual or override values (cleared ones left out) are not all equal. Auto poles
+    and consensus decisions are not votes; a consensus settles the value a release publishes
+    but does not end the dispute, so adjudicated videos stay findable.
+
+    This is the one definition of "annotators disagree": the Review table's cells and filter
+    and the Review page's adjudication all use it.
+    """
+    votes: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for d in decisions:
+        if d.value is not None and d.source in HUMAN_SOURCES:
+            votes.setdefault((d.video_id, d.factor), []).append((d.annotator, d.value))
+    return {
+        key: Dispute(video=key[0], factor=key[1], votes=tuple(sorted(cast)))
+        for key, cast in votes.items()
+        if len({value for _, value in cast}) > 1
+    }
+
+
+def annotate_url(video_id: str, annotator: str = "") -> str:
+    """The app-relative link that opens ``video_id`` on the Annotate page, as ``annotator``.
+
+    Both are URL-encoded: a name such as "ana & bo" must reach the page whole, not split into
+    query parameters. Without a name the link leaves the choice to the page.
+    """
+    query = {"annotator": annotator, "video": video_id} if annotator else {"video": video_id}
+    return "/?" + urlencode(query)
 
 
 def filter_review(table: pd.DataFrame, selected: Iterable[str]) -> pd.DataFrame:
@@ -199,15 +261,41 @@ def _any_by_video(mask: pd.Series, ids: pd.Index) -> pd.Series:
 
 
 @dataclass(frozen=True)
-class FactorAgreement:
-    """Inter-annotator agreement on one manual factor.
+class PairAgreement:
+    """Cohen's κ of two annotators on one manual factor, over the videos both rated.
 
-    ``statistic`` is ``cohen_kappa`` (two annotators), ``fleiss_kappa`` (three or more) or
-    ``none`` (fewer than two). ``videos`` counts the videos rated by every one of
-    ``annotators``, the only ones the statistic uses; ``categories`` are the values seen in
-    those ratings, in catalogue order ("ambiguous" last). ``kappa`` is NaN when undefined (no
-    shared videos, or every shared rating in one category); ``observed_agreement`` (Cohen's
-    p_o, Fleiss' P̄) is NaN only without shared videos.
+    ``kappa`` is NaN when undefined (no shared videos, or every shared rating in one
+    category); ``observed_agreement`` (p_o) is NaN only without shared videos.
+    """
+
+    first: str
+    second: str
+    videos: int
+    kappa: float
+    observed_agreement: float
+
+    @property
+    def kappa_text(self) -> str:
+        """κ as a person reads it: three decimals, or why it is undefined."""
+        if self.videos == 0:
+            return "— (no video rated by both)"
+        if math.isnan(self.kappa):
+            return "undefined (every rating in one category)"
+        return f"{self.kappa:.3f}"
+
+
+@dataclass(frozen=True)
+class FactorAgreement:
+    """Inter-annotator agreement on one manual factor: every pair, and all raters together.
+
+    ``pairs`` holds Cohen's κ for every pair of ``annotators`` (in name order), each over the
+    videos that pair both rated. The all-raters ``statistic`` is ``cohen_kappa`` (two
+    annotators: their one pair), ``fleiss_kappa`` (three or more) or ``none`` (fewer than
+    two). ``videos`` counts the videos rated by every one of ``annotators``, the only ones
+    the all-raters statistic uses; ``categories`` are the values seen in those ratings, in
+    catalogue order ("ambiguous" last). ``kappa`` is NaN when undefined (no shared videos, or
+    every shared rating in one category); ``observed_agreement`` (Cohen's p_o, Fleiss' P̄) is
+    NaN only without shared videos.
     """
 
     factor: str
@@ -217,6 +305,7 @@ class FactorAgreement:
     videos: int
     observed_agreement: float
     categories: tuple[str, ...]
+    pairs: tuple[PairAgreement, ...] = ()
 
     @property
     def kappa_text(self) -> str:
@@ -235,13 +324,14 @@ def agreement(store: AnnotationStore) -> list[FactorAgreement]:
 
     Ratings are each human annotator's current value (manual decisions; "ambiguous" is a
     category like any other). Auto poles and consensus decisions are left out: they are not
-    independent judgements. Two annotators get Cohen's κ over the videos both rated. Three or
-    more get Fleiss' κ over the videos rated by all of them, because Fleiss' formula needs the
-    same number of ratings per video; a late or partial annotator therefore shrinks
-    ``videos``, which the result reports. The alternatives would keep every rating — Fleiss'
-    κ generalised to unequal numbers of raters, Krippendorff's α (which handles missing
-    ratings), or the mean of pairwise Cohen's κ (Light 1971) — at the price of a statistic
-    that is less standard to read.
+    independent judgements.
+
+    Every pair of annotators gets Cohen's κ over the videos both rated, so a late or partial
+    annotator costs no pair its shared videos. All annotators together get one more
+    statistic: with two, their pair's Cohen's κ; with three or more, Fleiss' κ over the
+    videos rated by all of them, because Fleiss' formula needs the same number of ratings per
+    video — which a partial annotator shrinks, as ``videos`` reports. (Krippendorff's α would
+    keep every rating in one number, at the price of a statistic less standard to read.)
     """
     ratings = pd.DataFrame(
         [
@@ -265,9 +355,14 @@ def _factor_agreement(factor: Factor, ratings: pd.DataFrame) -> FactorAgreement:
     shared = by_video[list(annotators)].dropna()
     seen = set(shared.to_numpy().ravel())
     categories = tuple(v for v in (*factor.values, AMBIGUOUS) if v in seen)
+    pairs = []
+    for first, second in combinations(annotators, 2):
+        both = by_video[[first, second]].dropna()
+        kappa, observed = _cohen(both[first].tolist(), both[second].tolist())
+        pairs.append(PairAgreement(first, second, len(both), kappa, observed))
     if len(annotators) == 2:
         statistic = "cohen_kappa"
-        kappa, observed = _cohen(shared[annotators[0]].tolist(), shared[annotators[1]].tolist())
+        kappa, observed = pairs[0].kappa, pairs[0].observed_agreement
     elif len(annotators) > 2:
         statistic = "fleiss_kappa"
         counts = np.zeros((len(shared), len(categories)), dtype=np.int64)
@@ -284,6 +379,131 @@ def _factor_agreement(factor: Factor, ratings: pd.DataFrame) -> FactorAgreement:
         videos=len(shared),
         observed_agreement=observed,
         categories=categories,
+        pairs=tuple(pairs),
+    )
+
+
+@dataclass(frozen=True)
+class AutoAgreement:
+    """One person's values on one measured factor against the current auto pole.
+
+    ``videos`` counts the videos where the person holds a current value and the factor an
+    auto pole; ``agreed`` those where the two are equal ("ambiguous" never equals a pole).
+    ``kappa`` is Cohen's κ of person against pole over those videos (NaN when undefined).
+    """
+
+    factor: str
+    annotator: str
+    videos: int
+    agreed: int
+    kappa: float
+
+    @property
+    def observed_agreement(self) -> float:
+        """The share of compared videos where the person kept the pole (NaN with none)."""
+        return self.agreed / self.videos if self.videos else math.nan
+
+
+def auto_agreement(store: AnnotationStore) -> list[AutoAgreement]:
+    """Per measured factor (catalogue order) and person (by name): agreement with the pole.
+
+    A person's value on a measured factor is an override, or the pole accepted as their own
+    decision; either is compared with the factor's current auto pole on the same video, the
+    same comparison as the Review table's "Manual ≠ auto" filter. Consensus decisions are
+    adjudications, not judgements, and are left out.
+
+    Read with care: people record a value on a measured factor where they looked at it, often
+    because the pole looked wrong, so the share describes the videos they decided — not how
+    often the measurement is right across the benchmark.
+    """
+    poles: dict[tuple[str, str], str] = {}
+    people: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for d in store.current_decisions():
+        if d.value is None:
+            continue
+        if d.source == "auto":
+            poles[(d.video_id, d.factor)] = d.value
+        elif d.source in HUMAN_SOURCES:
+            people.setdefault((d.factor, d.annotator), []).append((d.video_id, d.value))
+    results = []
+    for factor in store.catalogue.factors:
+        if factor.source != "auto":
+            continue
+        for (key, annotator), values in sorted(people.items()):
+            if key != factor.key:
+                continue
+            pairs = [(v, poles[(video, key)]) for video, v in values if (video, key) in poles]
+            mine, auto = [p[0] for p in pairs], [p[1] for p in pairs]
+            results.append(
+                AutoAgreement(
+                    factor=key,
+                    annotator=annotator,
+                    videos=len(pairs),
+                    agreed=sum(a == b for a, b in pairs),
+                    kappa=_cohen(mine, auto)[0],
+                )
+            )
+    return results
+
+
+def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
+    """Pairwise Cohen's κ as a factors × annotator-pairs heatmap, each cell "κ / n videos".
+
+    One grid instead of one small annotator × annotator matrix per factor: the same numbers,
+    and a factor whose annotators agree less than the others stands out down a column.
+    Colours run from −1 (red) through 0 (white) to 1 (blue); undefined κ is grey. None when
+    no factor has two annotators.
+    """
+    rows = [
+        {
+            "factor": a.factor,
+            "pair": f"{pair.first} – {pair.second}",
+            "kappa": None if math.isnan(pair.kappa) else pair.kappa,
+            "videos": pair.videos,
+            "label": ("—" if math.isnan(pair.kappa) else f"{pair.kappa:.2f}")
+            + f"\nn={pair.videos}",
+        }
+        for a in agreements
+        for pair in a.pairs
+    ]
+    if not rows:
+        return None
+    data = pd.DataFrame(rows)
+    base = alt.Chart(data).encode(
+        x=alt.X("pair:N", title="annotator pair", axis=alt.Axis(orient="top", labelAngle=0)),
+        y=alt.Y("factor:N", sort=list(dict.fromkeys(data["factor"])), title=None),
+    )
+    cells = base.mark_rect(stroke="white").encode(
+        color=alt.condition(
+            "isValid(datum.kappa)",
+            alt.Color(
+                "kappa:Q",
+                title="Cohen's κ",
+                scale=alt.Scale(scheme="redblue", domain=[-1, 1], domainMid=0),
+            ),
+            alt.value("#d9d9d9"),
+        ),
+        tooltip=["factor", "pair", alt.Tooltip("kappa:Q", format=".3f"), "videos:Q"],
+    )
+    text = base.mark_text(lineBreak="\n", fontSize=12).encode(
+        text="label:N",
+        color=alt.condition("abs(datum.kappa) > 0.6", alt.value("white"), alt.value("#212121")),
+    )
+    return (
+        alt.layer(cells, text)
+        .properties(
+            width=alt.Step(170),
+            height=alt.Step(40),
+            # Its designed size everywhere: Streamlit would otherwise fit a step-sized chart.
+            autosize=alt.AutoSizeParams(type="pad", contains="padding"),
+            title=alt.TitleParams(
+                "Pairwise agreement per factor",
+                subtitle=["Cohen's κ of each pair over the videos both rated (n)."],
+                anchor="start",
+            ),
+        )
+        .configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=320)
+        .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
     )
 
 

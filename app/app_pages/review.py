@@ -9,7 +9,16 @@ from app_state import current_workspace
 
 from vadscene.catalogue import AMBIGUOUS
 from vadscene.errors import VadsceneError
-from vadscene.review import FILTERS, agreement, filter_review, review_table
+from vadscene.review import (
+    FILTERS,
+    agreement,
+    annotate_url,
+    auto_agreement,
+    disputes,
+    filter_review,
+    kappa_heatmap,
+    review_table,
+)
 
 workspace = current_workspace()
 store = workspace.store
@@ -25,10 +34,14 @@ reviewer = st.sidebar.text_input(
 @st.cache_data(max_entries=4, show_spinner="Building the review table…")
 def _views(root: str, revision: tuple) -> tuple:
     """The table and agreement for one store revision; reruns (filters, clicks) reuse them."""
-    return review_table(workspace), agreement(store)
+    return review_table(workspace), agreement(store), auto_agreement(store)
 
 
-table, agreements = _views(str(workspace.root), store.revision())
+def _share(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3f}"
+
+
+table, agreements, auto_agreements = _views(str(workspace.root), store.revision())
 chosen = st.pills(
     "Show videos that are",
     list(FILTERS),
@@ -37,8 +50,7 @@ chosen = st.pills(
     key="review_filters",
 )
 shown = filter_review(table, chosen or [])
-link = "annotator=" + reviewer + "&" if reviewer else ""
-shown = shown.assign(open=[f"/?{link}video={v}" for v in shown["video"]])
+shown = shown.assign(open=[annotate_url(v, reviewer) for v in shown["video"]])
 st.caption(f"{len(shown)} of {len(table)} videos")
 st.dataframe(
     shown,
@@ -54,19 +66,56 @@ rows = [
         "factor": a.factor,
         "statistic": a.statistic.replace("_", " "),
         "kappa": a.kappa_text,
-        "observed agreement": (
-            "—" if math.isnan(a.observed_agreement) else f"{a.observed_agreement:.3f}"
-        ),
-        "videos": a.videos,
+        "observed agreement": _share(a.observed_agreement),
+        "videos rated by all": a.videos,
         "annotators": ", ".join(a.annotators),
     }
     for a in agreements
 ]
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="review_agreement")
 st.caption(
-    "Cohen's κ for two annotators, Fleiss' κ for more, over the videos all of them "
-    "rated; 'ambiguous' counts as a category."
+    "All annotators together: Cohen's κ for two, Fleiss' κ for more, over the videos all of "
+    "them rated; 'ambiguous' counts as a category."
 )
+pairs = [
+    {
+        "factor": a.factor,
+        "annotators": f"{p.first} – {p.second}",
+        "kappa": p.kappa_text,
+        "observed agreement": _share(p.observed_agreement),
+        "videos rated by both": p.videos,
+    }
+    for a in agreements
+    for p in a.pairs
+]
+heatmap = kappa_heatmap(agreements)
+if heatmap is not None:
+    st.altair_chart(heatmap, width="content", key="review_kappa_heatmap")
+    with st.expander("Pairwise κ as a table"):
+        st.dataframe(pd.DataFrame(pairs), hide_index=True, key="review_pairs")
+if auto_agreements:
+    st.markdown("**Annotators against the measured (auto) poles**")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "factor": r.factor,
+                    "annotator": r.annotator,
+                    "kept the pole": f"{r.agreed} of {r.videos}",
+                    "share": _share(r.observed_agreement),
+                    "kappa vs pole": _share(r.kappa),
+                }
+                for r in auto_agreements
+            ]
+        ),
+        hide_index=True,
+        key="review_auto_agreement",
+    )
+    st.caption(
+        "A person's value on a measured factor (an override, or the pole taken as their own) "
+        "against the current auto pole, over the videos they decided — often the ones whose "
+        "pole looked wrong, so this is no accuracy of the measurement."
+    )
 
 st.subheader("Adjudicate")
 disputed = table[table["disagree"]]["video"].tolist()
@@ -77,24 +126,29 @@ if not reviewer:
     st.info("Enter your name in the sidebar to adjudicate.")
     st.stop()
 video_id = st.selectbox("Video with a disagreement", disputed, key="review_video")
-decisions = [
-    d
-    for d in store.current_decisions(video_id=video_id)
-    if d.value is not None and d.source in ("manual", "override")
-]
-factors_in_dispute = sorted(
-    {d.factor for d in decisions if len({e.value for e in decisions if e.factor == d.factor}) > 1}
-)
-for factor_key in factors_in_dispute:
+current = store.current_decisions(video_id=video_id)
+for (_, factor_key), dispute in sorted(disputes(current).items()):
     factor = workspace.catalogue.factor(factor_key)
-    votes = ", ".join(f"{d.annotator}: {d.value}" for d in decisions if d.factor == factor_key)
-    left, right = st.columns([3, 1])
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    # No default: a value is recorded only after a person picks one and presses the button.
     value = left.selectbox(
-        f"{factor.name} — {votes}",
+        f"{factor.name} — {dispute.text}",
         [*factor.values, AMBIGUOUS],
+        index=None,
+        placeholder="Choose the consensus value…",
+        format_func=lambda v, d=dispute: (
+            f"{v} — voted by {', '.join(d.voters(v))}" if d.voters(v) else v
+        ),
         key=f"review_value_{video_id}_{factor_key}",
     )
-    if right.button("Record consensus", key=f"review_record_{video_id}_{factor_key}"):
+    if any(d.factor == factor_key and d.source == "consensus" for d in current):
+        settled = table.loc[table["video"] == video_id, factor_key].item()
+        left.caption(f"Consensus so far: {settled}")
+    if right.button(
+        "Record consensus",
+        key=f"review_record_{video_id}_{factor_key}",
+        disabled=value is None,
+    ):
         try:
             store.record_decision(
                 video_id, factor_key, value, annotator=reviewer, source="consensus"

@@ -413,9 +413,15 @@ def _title(text: str, *subtitle: str) -> alt.TitleParams:
 
 
 def _finish(chart: _Chart) -> _Chart:
-    """Shared look: readable fonts, long labels kept, titles left-aligned."""
+    """Shared look: readable fonts, long labels kept, titles left-aligned, designed size.
+
+    The size is padded, not fitted: a host that fits a chart into a box (Streamlit does, to
+    its own width) would squeeze the plot behind the labels and legend, clip the titles, and
+    draw nothing at all for a chart sized in steps per category.
+    """
     return (
-        chart.configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT)
+        chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+        .configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT)
         .configure_header(labelFontSize=13)
         .configure_legend(labelFontSize=12, titleFontSize=12)
         .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
