@@ -446,7 +446,7 @@ def audit(
     """
     from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
-    from vadscene.audit.report import write_report
+    from vadscene.audit.report import bias_warnings, write_report
     from vadscene.audit.sources import gather_inputs, read_model_list
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
@@ -474,6 +474,8 @@ def audit(
             progress=lambda step, done, total: update(done, total, step),
         )
     written = write_report(result, out_dir)
+    for warning in bias_warnings(result):
+        err.print(f"warning: {warning}", markup=False, highlight=False)
     summary = result.summary
     out.print(
         f"{summary['videos']} videos, {summary['frames']} frames, "

@@ -1,4 +1,5 @@
-"""Scene-factor audit: bias-AUC on normal footage and scene-conditioned AUC (A §4, Supp. S1).
+"""Scene-factor audit: bias-AUC on normal footage and scene-conditioned AUC (A §4, Supp. S1;
+docs/metrics.md, "Scene factors").
 
 A factor's contrast splits the annotated videos into poles ⊕ / ⊖; ambiguous and unlabelled
 videos are left out of that contrast only.
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from vadscene.audit.inputs import AuditInputError
 from vadscene.audit.metrics import ratio_or_nan
@@ -128,3 +130,41 @@ def scene_conditioned(
         reference = float("nan")
     conditioned = 0.5 * (pairs["++"][0] + pairs["--"][0])
     return pairs, reference, conditioned
+
+
+def permutation_p_value(values: np.ndarray, positive: np.ndarray, permuted: np.ndarray) -> float:
+    """Two-sided permutation p-value of a contrast's bias-AUC (docs/metrics.md):
+
+        p = (1 + #{r : |b⁽ʳ⁾ − ½| ≥ |b − ½|}) / (B + 1)
+
+    ``values`` are the support's video means, ``positive`` marks the ⊕ videos and each row of
+    ``permuted`` (B, n) is one shuffle of that mask (pole sizes kept). With midranks ρ (ties
+    share their rank, as τ does), b = (Σ_{⊕} ρ − n⁺(n⁺+1)/2) / (n⁺ n⁻), so comparing rank sums
+    S with their null mean n⁺(n + 1)/2 is the same test; rank sums are multiples of ½, exact
+    in float64, so no tolerance decides a tie. NaN without replicates or with an empty pole.
+    """
+    n_positive = int(positive.sum())
+    if permuted.shape[0] == 0 or n_positive in (0, values.size):
+        return float("nan")
+    ranks = pd.Series(values).rank(method="average").to_numpy()
+    null_mean = n_positive * (values.size + 1) / 2
+    observed = abs(ranks[positive].sum() - null_mean)
+    replicates = np.abs(permuted.astype(np.float64) @ ranks - null_mean)
+    return float((1 + np.count_nonzero(replicates >= observed)) / (permuted.shape[0] + 1))
+
+
+def holm_adjusted(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment (Holm 1979) of the finite p-values; NaN stays NaN.
+
+    With the m finite p-values sorted, p₍₁₎ ≤ … ≤ p₍ₘ₎:
+    p̃₍ᵢ₎ = max_{j ≤ i} min(1, (m − j + 1)·p₍ⱼ₎). Rejecting p̃ ≤ α controls the family-wise
+    error rate at α for any dependence between the tests.
+    """
+    p_values = np.asarray(p_values, dtype=np.float64)
+    adjusted = np.full(p_values.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p_values))
+    order = finite[np.argsort(p_values[finite], kind="stable")]
+    m = order.size
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p_values[order])
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
