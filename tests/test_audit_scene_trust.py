@@ -16,7 +16,7 @@ from sklearn.metrics import roc_auc_score
 
 from vadscene.audit import load_ground_truth, run_audit
 from vadscene.audit.engine import MIN_POLE_SUPPORT
-from vadscene.audit.inputs import GroundTruth, ModelScores
+from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.report import write_report
 from vadscene.audit.scene import (
     SceneContrast,
@@ -24,6 +24,7 @@ from vadscene.audit.scene import (
     holm_adjusted,
     permutation_p_value,
 )
+from vadscene.video_lists import read_video_list
 
 TOL = 1e-12
 
@@ -220,3 +221,60 @@ def test_report_shows_both_populations_the_warning_and_support(tmp_path) -> None
     assert "insufficient support" in text
     assert text.count("unused: on vs off") == 1
     assert (tmp_path / "figures" / "bias_dot_plot_leak_free.svg").is_file()
+
+
+# --- labels that match no ground-truth video (item 4) ------------------------------------------
+
+
+@pytest.mark.realdata
+def test_labels_with_short_ids_are_refused_with_suggestions(ucf: GroundTruth) -> None:
+    """The issue's release: ids ``Abuse028`` instead of ``Abuse028_x264``."""
+    short = {
+        v.removesuffix("_x264").replace("Normal_Videos_", "Normal"): "on" if i % 2 else "off"
+        for i, v in enumerate(ucf.video_ids)
+    }
+    scores = _leaky_scores(ucf)
+    with pytest.raises(AuditInputError) as caught:
+        run_audit(ucf, [ModelScores("m", scores, "mem")], _labels({"x": short}), n_bootstrap=0)
+    message = str(caught.value)
+    assert message.startswith("test: 290 of 290 labelled videos match no video of the ground")
+    assert "Abuse028 (did you mean Abuse028_x264?)" in message
+    assert "(270 more)" in message  # 20 listed
+
+
+def test_a_few_misspelt_ids_among_good_ones_are_refused() -> None:
+    gt = _small_benchmark(normal=12, anomalous=12)
+    values = {v: "on" if i % 2 else "off" for i, v in enumerate(gt.video_ids)}
+    values["Abuse0003"] = values.pop("Abuse003")  # a typo
+    with pytest.raises(AuditInputError, match=r"Abuse0003 \(did you mean Abuse003\?\)"):
+        run_audit(gt, scene=_labels({"x": values}), n_bootstrap=0)
+
+
+def test_labels_of_other_videos_are_left_out_and_stated() -> None:
+    """A release of the whole benchmark audited on its test split: extra ids resembling no
+    ground-truth video are left out, and the report says so; coverage is per factor."""
+    gt = _small_benchmark(normal=12, anomalous=12)
+    values = {v: "on" if i % 2 else "off" for i, v in enumerate(gt.video_ids)}
+    values |= {"Train_Robbery_x264": "on", "Train_Fighting_x264": "off"}
+    half = {v: "on" if i % 2 else "off" for i, v in enumerate(gt.video_ids[:10])}
+    scores = np.random.default_rng(0).random(gt.n_frames)
+    result = run_audit(
+        gt, [ModelScores("m", scores, "mem")], _labels({"x": values, "y": half}), n_bootstrap=0
+    )
+    conventions = result.conventions
+    assert conventions["scene_labels_not_in_ground_truth"] == (
+        "2 left out (Train_Fighting_x264, Train_Robbery_x264)"
+    )
+    assert conventions["scene_coverage"] == {"x": "24 of 24 videos", "y": "10 of 24 videos"}
+    assert result.bias.set_index("factor").loc["x", "n_positive"] == 12
+
+
+@pytest.mark.realdata
+def test_rtfm_i3d_list_names_the_ground_truth_videos() -> None:
+    """RTFM's lists name videos ``01_0015_i3d.npy``: the ids are those of the ground truth."""
+    root = realdata_dir()
+    shanghai = load_ground_truth(root / "s3r" / "shanghaitech_ground_truth.testing.json")
+    listed = read_video_list(root / "rtfm" / "shanghai-i3d-test-10crop.list")
+    assert listed[0] == "01_0015" and sorted(listed) == sorted(shanghai.video_ids)
+    ucf_listed = read_video_list(root / "rtfm" / "ucf-i3d-test.list")
+    assert ucf_listed[0] == "Abuse028_x264" and len(ucf_listed) == 290

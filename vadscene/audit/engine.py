@@ -36,6 +36,7 @@ from vadscene.audit.scene import (
     SceneLabels,
     bias_auroc,
     holm_adjusted,
+    match_to_ground_truth,
     permutation_p_value,
     scene_conditioned,
 )
@@ -101,6 +102,8 @@ def run_audit(
                 f"model '{model.name}': {model.scores.shape[0]} scores for "
                 f"{ground_truth.n_frames} ground-truth frames"
             )
+    if scene is not None:
+        scene = match_to_ground_truth(scene, ground_truth)
     report = progress or (lambda step, done, total: None)
     bench = _Benchmark(ground_truth)
     # A third stream for the leak-free bootstrap and the permutations: spawn(3) keeps the
@@ -642,7 +645,17 @@ def _conventions(
         "scene_labels": scene.source if scene is not None else None,
         "scene_coverage": _coverage(ground_truth, scene) if scene is not None else None,
         "empty_contrasts": empty_contrasts,
+        "scene_labels_not_in_ground_truth": (
+            _not_in_ground_truth(scene.not_in_ground_truth) if scene is not None else None
+        ),
     }
+
+
+def _not_in_ground_truth(videos: tuple[str, ...], shown: int = 10) -> str:
+    if not videos:
+        return "none"
+    more = f", … ({len(videos) - shown} more)" if len(videos) > shown else ""
+    return f"{len(videos)} left out ({', '.join(videos[:shown])}{more})"
 
 
 def _coverage(ground_truth: GroundTruth, scene: SceneLabels) -> dict[str, str]:

@@ -73,7 +73,12 @@ import pandas as pd
 
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.errors import VadsceneError
-from vadscene.video_lists import category_from_video_id, read_video_list, video_id_from_entry
+from vadscene.video_lists import (
+    category_from_video_id,
+    read_video_list,
+    ucf_short_name,
+    video_id_from_entry,
+)
 
 GROUND_TRUTH_FORMATS = ("ucf-crime", "npy-folder", "json", "table")
 END_OVERRUN_TOLERANCE = 16
@@ -383,7 +388,7 @@ def _read_annotation(
         if aliased:
             conventions["frame_counts"] += (
                 f" ({len(aliased)} videos matched by UCF-Crime short name, e.g. "
-                f"{aliased[0]} ↔ {_ucf_short_name(aliased[0])})"
+                f"{aliased[0]} ↔ {ucf_short_name(aliased[0])})"
             )
         if not has_category:
             conventions["video_set"] = (
@@ -495,23 +500,18 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
     return parsed
 
 
-def _ucf_short_name(video: str) -> str:
-    """``Abuse028_x264`` → ``Abuse028``; ``Normal_Videos_003_x264`` → ``Normal003``."""
-    return re.sub(r"^Normal_Videos_", "Normal", video.removesuffix("_x264"))
-
-
 def _match_counts(
     path: Path, annotated: list[str], counts: dict[str, int], has_category: bool
 ) -> tuple[list[str], dict[str, int]]:
     """Videos (annotation order, or counts order without a category column) and their counts."""
     by_short: dict[str, str | None] = {}
     for key in counts:
-        short = _ucf_short_name(key)
+        short = ucf_short_name(key)
         by_short[short] = None if short in by_short else key  # None: ambiguous
     key_of: dict[str, str] = {}
     missing: list[str] = []
     for video in annotated:
-        key = video if video in counts else by_short.get(_ucf_short_name(video))
+        key = video if video in counts else by_short.get(ucf_short_name(video))
         if key is None:
             missing.append(video)
         else:

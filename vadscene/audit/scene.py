@@ -7,15 +7,19 @@ videos are left out of that contrast only.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from vadscene.audit.inputs import AuditInputError
+from vadscene.audit.inputs import AuditInputError, GroundTruth
 from vadscene.audit.metrics import ratio_or_nan
 from vadscene.records import Release
+from vadscene.video_lists import ucf_short_name, video_id_from_entry
+
+_MAX_LISTED = 20
 
 
 @dataclass(frozen=True)
@@ -34,12 +38,67 @@ class SceneLabels:
     contrasts: tuple[SceneContrast, ...]
     values: dict[str, dict[str, str]]  # factor → video id → value ("ambiguous" included)
     source: str
+    not_in_ground_truth: tuple[str, ...] = ()
+    """Labelled videos the ground truth does not list (set by :func:`match_to_ground_truth`)."""
 
     def poles(self, contrast: SceneContrast, video_ids: tuple[str, ...]) -> tuple[np.ndarray, ...]:
         """Boolean masks over ``video_ids``: videos at the ⊕ pole, videos at the ⊖ pole."""
         values = self.values.get(contrast.factor, {})
         labelled = np.array([values.get(v) for v in video_ids], dtype=object)
         return labelled == contrast.positive, labelled == contrast.negative
+
+
+def match_to_ground_truth(scene: SceneLabels, ground_truth: GroundTruth) -> SceneLabels:
+    """The labels of the ground truth's videos, refusing ids that look like a naming mismatch.
+
+    Label ids are normalised as ground-truth ids are (file stems, crop index ``__N`` and
+    feature suffixes dropped: :func:`vadscene.video_lists.video_id_from_entry`). Labelled ids
+    that match no ground-truth video are an error listing them when none of the labels match,
+    or when any of them resembles a ground-truth id ("did you mean Abuse028_x264?": the
+    UCF-Crime short name, or a close spelling) — both mean the labels name the videos
+    differently. Otherwise (a release of the whole benchmark audited on its test split) they
+    are left out, and :attr:`SceneLabels.not_in_ground_truth` lists them for the report.
+    """
+    known = set(ground_truth.video_ids)
+    values = {
+        factor: {video_id_from_entry(v): value for v, value in per_video.items()}
+        for factor, per_video in scene.values.items()
+    }
+    labelled = sorted({v for per_video in values.values() for v in per_video})
+    unknown = [v for v in labelled if v not in known]
+    suggestions = _suggestions(unknown, ground_truth.video_ids)
+    if unknown and (suggestions or len(unknown) == len(labelled)):
+        listed = [
+            f"{v} (did you mean {suggestions[v]}?)" if v in suggestions else v
+            for v in unknown[:_MAX_LISTED]
+        ]
+        more = f", … ({len(unknown) - _MAX_LISTED} more)" if len(unknown) > _MAX_LISTED else ""
+        raise AuditInputError(
+            f"{scene.source}: {len(unknown)} of {len(labelled)} labelled videos match no "
+            f"video of the ground truth ({ground_truth.source}): {', '.join(listed)}{more}. "
+            "Video ids are file stems (folders, extensions and crop suffixes __N are "
+            "ignored); rename the labels' videos to the ground truth's ids"
+        )
+    return SceneLabels(
+        scene.contrasts,
+        {f: {v: x for v, x in per_video.items() if v in known} for f, per_video in values.items()},
+        scene.source,
+        not_in_ground_truth=tuple(unknown),
+    )
+
+
+def _suggestions(unknown: list[str], candidates: tuple[str, ...]) -> dict[str, str]:
+    """Unknown id → the ground-truth id it most likely means: same UCF-Crime short name
+    (``Abuse028`` ↔ ``Abuse028_x264``), else the closest spelling (difflib ratio ≥ 0.85)."""
+    by_short = {ucf_short_name(c): c for c in candidates}
+    found = {}
+    for video in unknown:
+        match = by_short.get(ucf_short_name(video)) or next(
+            iter(difflib.get_close_matches(video, candidates, n=1, cutoff=0.85)), None
+        )
+        if match is not None:
+            found[video] = match
+    return found
 
 
 def scene_labels_from_release(release: Release, *, source: str) -> SceneLabels:
