@@ -10,7 +10,7 @@ import streamlit as st
 from app_state import current_workspace
 
 from vadscene.audit import figures, run_audit
-from vadscene.audit.loaders import parse_scores_argument
+from vadscene.audit.loaders import ModelSpec, parse_scores_argument
 from vadscene.audit.report import write_report
 from vadscene.audit.sources import gather_inputs, read_model_list
 from vadscene.errors import VadsceneError
@@ -59,7 +59,7 @@ def _run(folder: Path) -> None:
     for upload in uploads or []:
         saved = folder / Path(upload.name).name
         saved.write_bytes(upload.getvalue())
-        specs.append((saved.stem, saved, None))
+        specs.append(ModelSpec(saved.stem, saved))
     truth, models, scene = gather_inputs(
         ground_truth=ground_truth or None,
         models=specs,

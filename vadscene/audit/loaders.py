@@ -66,7 +66,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -254,23 +254,38 @@ def load_scores(
     )
 
 
-def parse_scores_argument(text: str) -> tuple[str, Path, str | None]:
-    """``NAME=PATH[@FAMILY]`` → ``(name, path, family)``, e.g. ``rtfm=out/rtfm.npy@i3d``.
+class ModelSpec(NamedTuple):
+    """One model to audit: its name, score path, backbone family and, when its scores are
+    per snippet, its own snippet length (``None``: the run's default)."""
 
-    The family is the part after the last ``@`` when it contains no path separator, so a
-    path with ``@`` in a folder name still parses. Name, path and family must not be empty.
+    name: str
+    path: Path
+    family: str | None = None
+    snippet_repeat: int | None = None
+
+
+def parse_scores_argument(text: str) -> ModelSpec:
+    """``NAME=PATH[@FAMILY][:K]`` → :class:`ModelSpec`, e.g. ``rtfm=out/rtfm.npy@i3d:16``.
+
+    ``:K`` (digits at the very end) gives this model's snippet repeat, so frame-level and
+    snippet-level models can be audited in one run. The family is the part after the last
+    ``@`` when it contains no path separator, so a path with ``@`` in a folder name still
+    parses. Name, path and family must not be empty.
     """
-    usage = f"expected NAME=PATH[@FAMILY], e.g. rtfm=scores/rtfm.npy@i3d; got {text!r}"
+    usage = f"expected NAME=PATH[@FAMILY][:K], e.g. rtfm=scores/rtfm.npy@i3d:16; got {text!r}"
     name, separator, rest = text.partition("=")
     name, rest = name.strip(), rest.strip()
     if not separator or not name or not rest:
         raise AuditInputError(f"model scores argument: {usage}")
+    repeat = None
+    if (suffix := re.fullmatch(r"(.+):(\d+)", rest)) is not None:
+        rest, repeat = suffix.group(1).strip(), int(suffix.group(2))
     location, at, family = rest.rpartition("@")
     if not at or "/" in family or "\\" in family:
         location, family = rest, ""
     elif not family.strip() or not location.strip():
         raise AuditInputError(f"model scores argument: empty path or family; {usage}")
-    return name, Path(location.strip()), family.strip() or None
+    return ModelSpec(name, Path(location.strip()), family.strip() or None, repeat)
 
 
 # --- ground truth -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ videos are left out of that contrast only.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +17,13 @@ import pandas as pd
 
 from vadscene.audit.inputs import AuditInputError, GroundTruth
 from vadscene.audit.metrics import ratio_or_nan
+from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.records import Release
+from vadscene.release_tables import read_label_table, values_of_release
 from vadscene.video_lists import ucf_short_name, video_id_from_entry
 
 _MAX_LISTED = 20
+LABEL_TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
 @dataclass(frozen=True)
@@ -101,23 +105,29 @@ def _suggestions(unknown: list[str], candidates: tuple[str, ...]) -> dict[str, s
     return found
 
 
-def scene_labels_from_release(release: Release, *, source: str) -> SceneLabels:
-    """The values a release resolved (see :func:`vadscene.release.resolve_assignment`)."""
+def scene_labels(
+    catalogue: Catalogue, values: Mapping[str, Mapping[str, str]], *, source: str
+) -> SceneLabels:
+    """Scene labels of any origin — a release, a workspace, a label table — with the
+    catalogue's contrasts: the one path every source of labels takes into the audit."""
     contrasts = tuple(
         SceneContrast(f.key, c.positive, c.negative, c.primary, f.role)
-        for f in release.catalogue.factors
+        for f in catalogue.factors
         for c in f.contrasts
     )
-    values: dict[str, dict[str, str]] = {key: {} for key in release.catalogue.keys}
-    for video in release.videos:
-        for key, assignment in video.factors.items():
-            if assignment.value is not None:
-                values[key][video.video_id] = assignment.value
-    return SceneLabels(contrasts, values, source)
+    return SceneLabels(contrasts, {k: dict(values.get(k, {})) for k in catalogue.keys}, source)
 
 
-def load_scene_labels(path: Path | str) -> SceneLabels:
-    """Scene labels from a release JSON file or a workspace folder (its consensus release)."""
+def scene_labels_from_release(release: Release, *, source: str) -> SceneLabels:
+    """The values a release resolved (see :func:`vadscene.release.resolve_assignment`)."""
+    return scene_labels(release.catalogue, values_of_release(release), source=source)
+
+
+def load_scene_labels(path: Path | str, *, catalogue: Catalogue | None = None) -> SceneLabels:
+    """Scene labels from a release JSON file, a workspace folder (its consensus release) or a
+    label table (``.csv``/``.tsv``/``.parquet``: long or wide, or the export CSV; see
+    :func:`vadscene.release_tables.read_label_table`), the table validated against
+    ``catalogue`` (default: the UCF-Crime catalogue)."""
     from vadscene.release import build_release, read_release
     from vadscene.workspace import CONFIG_NAME, Workspace
 
@@ -129,6 +139,13 @@ def load_scene_labels(path: Path | str) -> SceneLabels:
             return scene_labels_from_release(
                 build_release(workspace), source=f"workspace {path} (consensus)"
             )
+    if path.suffix.lower() in LABEL_TABLE_SUFFIXES:
+        catalogue = catalogue if catalogue is not None else load_catalogue()
+        return scene_labels(
+            catalogue,
+            read_label_table(path, catalogue),
+            source=f"label table {path} (catalogue '{catalogue.name}')",
+        )
     return scene_labels_from_release(read_release(path), source=f"release {path}")
 
 
