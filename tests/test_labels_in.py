@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import ROAD
 
 from vadscene.audit import run_audit
 from vadscene.audit.sources import gather_inputs, read_model_list
@@ -144,3 +145,44 @@ def test_wide_table_with_byte_order_mark_and_escaped_cells(tmp_path: Path) -> No
     values = read_label_table(path, load_catalogue())
     assert values["color"] == {"Abuse028_x264": "color", "-odd_name": "grayscale"}
     assert values["crowd"] == {"-odd_name": "ambiguous"}
+
+
+def test_label_studio_import_skips_comment_results_with_a_count(
+    annotated: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One extra comment (textarea) result no longer refuses the whole export."""
+    tasks = [
+        {
+            "data": {"video_id": ROAD},
+            "annotations": [
+                {
+                    "completed_by": {"id": 3, "email": "ann@lab.org"},
+                    "result": [
+                        {
+                            "from_name": "crowd",
+                            "to_name": "video",
+                            "type": "choices",
+                            "value": {"choices": ["many"]},
+                        },
+                        {
+                            "from_name": "comment",
+                            "to_name": "video",
+                            "type": "textarea",
+                            "value": {"text": ["blurry at the start"]},
+                        },
+                    ],
+                }
+            ],
+        }
+    ]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks), encoding="utf-8")
+    root = annotated.root
+    annotated.close()
+    assert run(["labelstudio-import", str(root), str(export)]) == 0
+    out = capsys.readouterr().out
+    assert "1 decisions added" in out
+    assert "skipped results that are not choices (no factor decision): 1 textarea" in out
+    with Workspace.open(root) as workspace:
+        (decision,) = workspace.store.current_decisions(annotator="ann@lab.org")
+        assert (decision.video_id, decision.factor, decision.value) == (ROAD, "crowd", "many")

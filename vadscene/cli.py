@@ -608,6 +608,9 @@ def labelstudio_import(
         f"{summary.decisions_added} decisions added, {summary.decisions_already_present} "
         f"already present, {summary.cancelled} cancelled ignored"
     )
+    if summary.skipped_results:
+        skipped = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_results.items())
+        out.print(f"skipped results that are not choices (no factor decision): {skipped}")
 
 
 @app.command(name="app", epilog="Example: vadscene app ucf-ws --port 8501")
