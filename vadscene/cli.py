@@ -501,6 +501,13 @@ def audit(
     ] = None,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates (0 = none).")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws.")] = 0,
+    latex: Annotated[
+        bool,
+        typer.Option(
+            "--latex",
+            help="Also write booktabs LaTeX tables (metrics, bias, resolved pairs) to OUT/latex.",
+        ),
+    ] = False,
 ) -> None:
     """Audit model frame scores: AUROC granularities, bootstrap CIs, scene bias; write a report.
 
@@ -538,6 +545,12 @@ def audit(
             progress=lambda step, done, total: update(done, total, step),
         )
     written = write_report(result, out_dir)
+    if latex:
+        from vadscene.audit.latex import write_latex_tables
+
+        written |= {
+            f"latex/{n}": p for n, p in write_latex_tables(result, out_dir / "latex").items()
+        }
     for warning in bias_warnings(result):
         err.print(f"warning: {warning}", markup=False, highlight=False)
     coverage = result.conventions.get("scene_coverage") or {}
