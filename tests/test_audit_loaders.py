@@ -129,15 +129,22 @@ def test_load_frame_counts_errors(tmp_path: Path, text: str, expected: list[str]
 
 
 def test_parse_scores_argument() -> None:
-    assert parse_scores_argument("rtfm=out/rtfm.npy@i3d") == ("rtfm", Path("out/rtfm.npy"), "i3d")
-    assert parse_scores_argument("m=scores.csv") == ("m", Path("scores.csv"), None)
-    assert parse_scores_argument("m=run@2/s.npy") == ("m", Path("run@2/s.npy"), None)
-    assert parse_scores_argument("m=run@2/s.npy@clip") == ("m", Path("run@2/s.npy"), "clip")
+    assert parse_scores_argument("rtfm=out/rtfm.npy@i3d") == (
+        "rtfm",
+        Path("out/rtfm.npy"),
+        "i3d",
+        None,
+    )
+    assert parse_scores_argument("m=scores.csv") == ("m", Path("scores.csv"), None, None)
+    assert parse_scores_argument("m=run@2/s.npy") == ("m", Path("run@2/s.npy"), None, None)
+    assert parse_scores_argument("m=run@2/s.npy@clip") == ("m", Path("run@2/s.npy"), "clip", None)
+    assert parse_scores_argument("m=s.npy@i3d:16") == ("m", Path("s.npy"), "i3d", 16)
+    assert parse_scores_argument("m=out/s.npy:16") == ("m", Path("out/s.npy"), None, 16)
 
 
 @pytest.mark.parametrize("text", ["scores.npy", "=a.npy", "m=", "m=a.npy@", "m=@fam"])
 def test_parse_scores_argument_errors(text: str) -> None:
-    with raises(["NAME=PATH[@FAMILY]", repr(text)]):
+    with raises(["NAME=PATH[@FAMILY][:K]", repr(text)]):
         parse_scores_argument(text)
 
 

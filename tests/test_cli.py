@@ -36,6 +36,7 @@ def test_every_command_is_listed() -> None:
                 "status",
                 "demo",
                 "export",
+                "diff",
                 "validate",
                 "import",
                 "audit",

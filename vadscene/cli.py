@@ -218,22 +218,42 @@ def demo(
 )
 def export(
     workspace: WorkspaceArg,
-    out_file: Annotated[Path, typer.Option("--out", help="Release JSON file to write.")],
-    csv_file: Annotated[Path | None, typer.Option("--csv", help="Also write this CSV.")] = None,
-    annotator: Annotated[
-        str | None, typer.Option(help="Release one annotator's decisions (plus auto poles).")
+    out_file: Annotated[
+        Path,
+        typer.Option("--out", help="Release JSON file to write (missing folders are created)."),
+    ],
+    csv_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            help="Also write this CSV: one row per video, the resolved value and how it was "
+            "resolved per factor (unlabelled / ambiguous / disagreement told apart), and the "
+            "measurements.",
+        ),
     ] = None,
-    consensus: Annotated[
-        bool, typer.Option(help="Resolve values across all annotators (the default).")
-    ] = False,
+    annotator: Annotated[
+        str | None,
+        typer.Option(
+            help="Release one annotator's decisions (plus auto poles) instead of the values "
+            "resolved across all annotators."
+        ),
+    ] = None,
 ) -> None:
-    """Export the workspace's annotations as a versioned JSON release (and CSV)."""
+    """Export the workspace's annotations as a versioned JSON release (and CSV).
+
+    Values are resolved across all annotators unless --annotator is given.
+    """
     from vadscene.release import build_release, write_release
 
-    if annotator and consensus:
-        raise VadsceneError("give --annotator NAME or --consensus, not both")
+    targets = [
+        (t.parent, what) for t, what in ((out_file, "the release"), (csv_file, "the CSV")) if t
+    ]
+    for folder, what in targets:  # refuse a file in the way before any work
+        output_folder(folder, what, create=False)
     with Workspace.open(workspace, read_only=True) as ws:
         release = build_release(ws, annotator=annotator)
+    for folder, what in targets:
+        output_folder(folder, what)
     schema_path = write_release(release, out_file, csv_path=csv_file)
     out.print(
         f"wrote {out_file} ({len(release.videos)} videos, annotators: "
@@ -241,6 +261,27 @@ def export(
     )
     if csv_file:
         out.print(f"wrote {csv_file}")
+
+
+@app.command(epilog="Example: vadscene diff releases/ucf-v1.json releases/ucf-v2.json")
+def diff(
+    old_file: Annotated[Path, typer.Argument(help="The older release JSON.", show_default=False)],
+    new_file: Annotated[Path, typer.Argument(help="The newer release JSON.", show_default=False)],
+) -> None:
+    """Show what changed between two releases: videos, decisions, resolved values, support."""
+    from vadscene.release import diff_releases, read_release
+
+    changes = diff_releases(read_release(old_file), read_release(new_file))
+    out.print(f"{old_file} → {new_file}: {changes.summary()}", markup=False)
+    for title, table in (
+        ("videos", changes.videos),
+        ("decisions", changes.decisions),
+        ("resolved values", changes.values),
+        ("support", changes.support),
+    ):
+        if not table.empty:
+            out.print(f"\n{title}:", markup=False)
+            out.print(table.fillna("—").to_string(index=False), markup=False, highlight=False)
 
 
 @app.command(epilog="Example: vadscene validate releases/ucf-v1.json")
@@ -444,18 +485,26 @@ def audit(
     ] = None,
     scores: Annotated[
         list[str] | None,
-        typer.Option(help="NAME=PATH[@FAMILY] per model: .npy folder, .npy, CSV or Parquet."),
+        typer.Option(
+            help="NAME=PATH[@FAMILY][:K] per model: .npy folder, .npy, CSV or Parquet; "
+            ":K = this model's scores are per snippet of K frames (overrides --snippet-repeat)."
+        ),
     ] = None,
     models_file: Annotated[
         Path | None,
         typer.Option(
             "--models",
-            help="JSON list of {name, path, family} (paths relative to the file), e.g. the "
-            "demo's benchmark/models.json; combines with --scores.",
+            help="JSON list of {name, path, family, snippet_repeat} (paths relative to the "
+            "file; family and snippet_repeat optional), e.g. the demo's benchmark/models.json; "
+            "combines with --scores.",
         ),
     ] = None,
     snippet_repeat: Annotated[
-        int, typer.Option(help="Scores are per snippet of this many frames (16 is common).")
+        int,
+        typer.Option(
+            help="Scores are per snippet of this many frames (16 is common), for every model "
+            "that gives no :K of its own."
+        ),
     ] = 1,
     video_order: Annotated[
         Path | None,
@@ -467,6 +516,19 @@ def audit(
     workspace: Annotated[
         Path | None,
         typer.Option(help="Scene labels, ground truth and frame counts from this workspace."),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Scene labels from a table (CSV/TSV/Parquet): long (video, factor, value), "
+            "wide (a video column and one column per factor), or an `export --csv` file."
+        ),
+    ] = None,
+    catalogue: Annotated[
+        Path | None,
+        typer.Option(
+            help="Catalogue the --labels table is checked against (default: UCF-Crime's)."
+        ),
     ] = None,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates (0 = none).")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws.")] = 0,
@@ -511,6 +573,13 @@ def audit(
             "benchmark/probes.json; combines with the options above.",
         ),
     ] = None,
+    latex: Annotated[
+        bool,
+        typer.Option(
+            "--latex",
+            help="Also write booktabs LaTeX tables (metrics, bias, resolved pairs) to OUT/latex.",
+        ),
+    ] = False,
 ) -> None:
     """Audit model frame scores: AUROC granularities, bootstrap CIs, scene bias; write a report.
 
@@ -518,7 +587,7 @@ def audit(
     """
     from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
-    from vadscene.audit.report import check_report_folder, write_report
+    from vadscene.audit.report import bias_warnings, check_report_folder, write_report
     from vadscene.audit.sources import (
         gather_inputs,
         gather_probe_inputs,
@@ -541,6 +610,8 @@ def audit(
         video_order=video_order,
         release=release,
         workspace=workspace,
+        labels=labels,
+        catalogue=catalogue,
     )
     listed = read_probe_list(probes_file) if probes_file else {}
     definition_models, classes, query_list, feature_models = gather_probe_inputs(
@@ -567,6 +638,21 @@ def audit(
             features=feature_models,
         )
     written = write_report(result, out_dir)
+    if latex:
+        from vadscene.audit.latex import write_latex_tables
+
+        written |= {
+            f"latex/{n}": p for n, p in write_latex_tables(result, out_dir / "latex").items()
+        }
+    for warning in bias_warnings(result):
+        err.print(f"warning: {warning}", markup=False, highlight=False)
+    coverage = result.conventions.get("scene_coverage") or {}
+    full = f"{result.summary['videos']} of {result.summary['videos']} videos"
+    if any(covered != full for covered in coverage.values()):
+        out.print(
+            "scene labels cover " + ", ".join(f"{k}: {c}" for k, c in coverage.items()),
+            markup=False,
+        )
     summary = result.summary
     out.print(
         f"{summary['videos']} videos, {summary['frames']} frames, "
@@ -632,6 +718,9 @@ def labelstudio_import(
         f"{summary.decisions_added} decisions added, {summary.decisions_already_present} "
         f"already present, {summary.cancelled} cancelled ignored"
     )
+    if summary.skipped_results:
+        skipped = ", ".join(f"{n} {kind}" for kind, n in summary.skipped_results.items())
+        out.print(f"skipped results that are not choices (no factor decision): {skipped}")
 
 
 def _check_port_free(host: str, port: int) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -87,6 +87,9 @@ class LabelStudioImport:
     decisions_added: int
     decisions_already_present: int
     """Decisions identical to the annotator's current one (same value, source and time)."""
+    skipped_results: dict[str, int] = field(default_factory=dict)
+    """Results of other types (a comment ``textarea``, a ``rating``, …) carry no factor
+    decision: type → how many were skipped."""
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -259,6 +262,7 @@ def import_export(
     problems: list[str] = []
     rows: list[tuple[str, str, FactorDecision]] = []
     imported = cancelled = 0
+    skipped: dict[str, int] = {}
     for i, task in enumerate(parsed):
         kept = [(j, a) for j, a in enumerate(task.annotations) if not a.was_cancelled]
         cancelled += len(task.annotations) - len(kept)
@@ -278,6 +282,9 @@ def import_export(
                 )
             decided_at = _decided_at(annotation)
             for k, result in enumerate(annotation.result):
+                if result.type != "choices":
+                    skipped[result.type] = skipped.get(result.type, 0) + 1
+                    continue
                 checked = _factor_value(catalogue, result)
                 if isinstance(checked, str):
                     problems.append(f"{where}.result[{k}]{checked}")
@@ -314,6 +321,7 @@ def import_export(
         cancelled=cancelled,
         decisions_added=counts.decisions_added,
         decisions_already_present=counts.decisions_already_present,
+        skipped_results=dict(sorted(skipped.items())),
     )
 
 
@@ -367,8 +375,6 @@ def _video_of(data: dict[str, Any], registered: set[str]) -> tuple[str, str | No
 
 def _factor_value(catalogue: Catalogue, result: _Result) -> tuple[str, str] | str:
     """(factor key, value) of a result, or its problem as a JSON path suffix and message."""
-    if result.type != "choices":
-        return f".type: '{result.type}' carries no factor decision (expected 'choices')"
     if result.from_name not in catalogue.keys:
         return (
             f".from_name: unknown factor '{result.from_name}' "

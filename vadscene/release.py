@@ -12,8 +12,6 @@ time.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import tempfile
 from collections.abc import Iterable
@@ -24,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vadscene import __version__, jsonio
+from vadscene import __version__, jsonio, release_diff, release_tables
 from vadscene.catalogue import AMBIGUOUS, Catalogue
 from vadscene.errors import ReleaseError, validation_problems
 from vadscene.files import replace_together
@@ -227,18 +225,9 @@ def write_release(release: Release, out: Path | str, *, csv_path: Path | str | N
 
 
 def release_csv(release: Release) -> str:
-    """One row per video, one column per factor (the resolved value; empty = none)."""
-    keys = release.catalogue.keys
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["video_id", "category", "split", "num_frames", "fps", *keys])
-    for v in release.videos:
-        values = [v.factors[k].value if k in v.factors else None for k in keys]
-        writer.writerow(
-            [v.video_id, v.category, v.split or "", v.num_frames, v.fps]
-            + [value or "" for value in values]
-        )
-    return buffer.getvalue()
+    """The export CSV (see :mod:`vadscene.release_tables`: resolved values, how each was
+    resolved, measurements; cells escaped against spreadsheet formulas)."""
+    return release_tables.release_csv(release)
 
 
 def _check_output_path(path: Path) -> None:
@@ -541,3 +530,8 @@ def workspace_from_release(release: Release, root: Path | str) -> Workspace:
             catalogue_path=catalogue_file,
             populate=lambda workspace: import_release(release, workspace),
         )
+
+
+# Tables of a release (new module, so this file's import/merge code stays apart).
+to_dataframe = release_tables.to_dataframe
+diff_releases = release_diff.diff_releases

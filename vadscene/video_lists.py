@@ -3,7 +3,8 @@
 Real lists name videos in several ways — ``Abuse/Abuse028_x264.mp4`` (UCF-Crime
 ``Anomaly_Test.txt``), ``test/Abuse028_x264__1.npy`` (per-crop feature lists of RTFM, UR-DMU,
 PEL4VAD), bare ids (``01_0014``, ShanghaiTech). A video id is the file stem with a trailing
-crop index ``__N`` removed; the ten crops of one video count once, in first-seen order.
+crop index ``__N`` (and RTFM's feature suffix ``_i3d``) removed; the ten crops of one video
+count once, in first-seen order.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ from pathlib import Path, PurePosixPath
 from vadscene.errors import VadsceneError
 
 _CROP_SUFFIX = re.compile(r"__\d+$")
+_FEATURE_SUFFIX = re.compile(r"_i3d$", re.IGNORECASE)
+"""RTFM-style feature lists name ShanghaiTech videos ``01_0015_i3d.npy``."""
 _LEADING_LETTERS = re.compile(r"([A-Za-z]+)\d")
 _KNOWN_SUFFIXES = {".mp4", ".avi", ".mkv", ".webm", ".mov", ".npy", ".npz", ".pt", ".pkl", ".h5"}
 
 
 def video_id_from_entry(entry: str) -> str:
-    """``test/Abuse028_x264__1.npy`` → ``Abuse028_x264``; ``01_0014`` → ``01_0014``.
+    """``test/Abuse028_x264__1.npy`` → ``Abuse028_x264``; ``01_0014`` → ``01_0014``;
+    ``01_0015_i3d.npy`` → ``01_0015`` (RTFM's I3D feature lists).
 
     Ids are NFC-normalised: a name typed or saved as NFD (macOS file names) is the same video.
     """
-    return unicodedata.normalize("NFC", _CROP_SUFFIX.sub("", _stem(entry)))
+    return unicodedata.normalize("NFC", _FEATURE_SUFFIX.sub("", _CROP_SUFFIX.sub("", _stem(entry))))
 
 
 def _stem(entry: str) -> str:
@@ -61,6 +65,11 @@ def distinct_video_ids(entries: Iterable[tuple[int, str]], unit: str = "lines") 
                 "order is one video); rename the videos if they are distinct"
             )
     return list(groups)
+
+
+def ucf_short_name(video: str) -> str:
+    """``Abuse028_x264`` → ``Abuse028``; ``Normal_Videos_003_x264`` → ``Normal003``."""
+    return re.sub(r"^Normal_Videos_", "Normal", video.removesuffix("_x264"))
 
 
 def read_video_list(path: Path | str) -> list[str]:

@@ -10,8 +10,8 @@ import streamlit as st
 from app_state import current_workspace
 
 from vadscene.audit import figures, run_audit
-from vadscene.audit.loaders import parse_scores_argument
-from vadscene.audit.report import write_report
+from vadscene.audit.loaders import GROUND_TRUTH_FORMATS, ModelSpec, parse_scores_argument
+from vadscene.audit.report import bias_warnings, write_report
 from vadscene.audit.sources import (
     gather_inputs,
     gather_probe_inputs,
@@ -27,6 +27,24 @@ ground_truth = st.text_input(
     placeholder=str(workspace.ground_truth_path or "this workspace has none configured"),
     key="audit_ground_truth",
 ).strip()
+configured = workspace.config.ground_truth
+FORMATS = ("detect", *GROUND_TRUTH_FORMATS)
+ENDS = ("exclusive", "inclusive")
+format_column, end_column = st.columns(2)
+ground_truth_format = format_column.selectbox(
+    "Ground-truth format",
+    FORMATS,
+    index=FORMATS.index(configured.format) if configured and configured.format in FORMATS else 0,
+    key="audit_ground_truth_format",
+)
+interval_end = end_column.radio(
+    "Interval ends",
+    ENDS,
+    index=ENDS.index(configured.interval_end) if configured else 0,
+    horizontal=True,
+    help="exclusive: frames s ≤ f < e are anomalous; inclusive: s ≤ f ≤ e.",
+    key="audit_interval_end",
+)
 st.caption(
     "Scene labels: this workspace's consensus values; frame counts: the ground truth's "
     "own, else the workspace's probed videos"
@@ -49,7 +67,8 @@ chosen_probes = st.multiselect(
     key="audit_probe_lists",
 )
 extra = st.text_area(
-    "More models, one NAME=PATH[@FAMILY] per line (server paths: .npy folder, .npy, CSV)",
+    "More models, one NAME=PATH[@FAMILY][:K] per line (server paths: .npy folder, .npy, CSV; "
+    ":K = scores per snippet of K frames)",
     key="audit_extra_models",
 )
 uploads = st.file_uploader(
@@ -72,9 +91,12 @@ def _run(folder: Path) -> None:
     for upload in uploads or []:
         saved = folder / Path(upload.name).name
         saved.write_bytes(upload.getvalue())
-        specs.append((saved.stem, saved, None))
+        specs.append(ModelSpec(saved.stem, saved))
     truth, models, scene = gather_inputs(
-        ground_truth=ground_truth or None,
+        # the workspace's file read with the page's format and interval-end controls
+        ground_truth=ground_truth or workspace.ground_truth_path,
+        ground_truth_format=None if ground_truth_format == "detect" else ground_truth_format,
+        interval_end=interval_end,
         models=specs,
         snippet_repeat=int(snippet_repeat),
         workspace=workspace.root,
@@ -128,10 +150,15 @@ st.write(
     f"w = {100 * summary['within_pair_fraction']:.3f} % of pairs are within a video; "
     f"oracle video-constant AUROC {summary['oracle_video_constant_auroc']:.4f}."
 )
+for warning in bias_warnings(result):
+    st.warning(warning)
+if empty := result.conventions.get("empty_contrasts"):
+    st.caption(f"Left out, no labelled video at either pole: {', '.join(empty)}")
 for chart in (
     figures.granularity_forest_plot(result),
     figures.decomposition_bars(result),
     figures.bias_dot_plot(result),
+    figures.bias_dot_plot(result, "leak_free"),
     figures.scene_pair_heatmap(result) if not result.scene_pairs.empty else None,
     figures.composition_chart(result),
     figures.d5_decomposition_chart(result),

@@ -48,6 +48,9 @@ from vadscene.audit.scene import (
     SceneContrast,
     SceneLabels,
     bias_auroc,
+    holm_adjusted,
+    match_to_ground_truth,
+    permutation_p_value,
     scene_conditioned,
 )
 
@@ -56,6 +59,15 @@ AuditProgress = Callable[[str, int, int], None]
 
 BIAS_MARGIN = 0.05
 """p_bias counts replicates with |b − 0.5| > BIAS_MARGIN (A §4)."""
+MIN_POLE_SUPPORT = 10
+"""Below this many videos at either pole a bias cell reads "insufficient support": p_bias is
+then uninformative (with 4 vs 5 videos a random scorer reaches p_bias 0.74–1.0), and the cell
+is left out of the Holm family."""
+SIGNIFICANCE_LEVEL = 0.05
+"""Family-wise error rate of the Holm-corrected permutation tests, per model and population."""
+BIAS_POPULATIONS = ("all", "leak_free")
+"""all: the normal frames of every video (the paper's s̄⁰, the default); leak_free: Normal
+videos only, which no anomaly can leak into (docs/metrics.md)."""
 
 
 class _Benchmark:
@@ -124,15 +136,21 @@ def run_audit(
         f"{ground_truth.n_frames:,} frames, {len(models)} models and {n_bootstrap:,} bootstrap "
         "replicates",
     )
+    if scene is not None:
+        scene = match_to_ground_truth(scene, ground_truth)
     report = progress or (lambda step, done, total: None)
     bench = _Benchmark(ground_truth)
-    video_stream, scene_stream = np.random.SeedSequence(seed).spawn(2)
+    # A third stream for the leak-free bootstrap and the permutations: spawn(3) keeps the
+    # first two children, so adding it left the existing draws unchanged.
+    video_stream, scene_stream, test_stream = np.random.SeedSequence(seed).spawn(3)
     resamples = video_multiplicities(
         ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
     )
 
-    contrasts = (
-        _contrast_draws(bench, scene, n_bootstrap, scene_stream) if scene is not None else []
+    contrasts, empty = (
+        _contrast_draws(bench, scene, n_bootstrap, scene_stream, test_stream)
+        if scene is not None
+        else ([], [])
     )
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
     rows["further"] = []
@@ -177,7 +195,7 @@ def run_audit(
             "definition_classes": probes.classes,
         }
         report("definitions", 1, 1)
-    conventions = _conventions(ground_truth, models, scene, n_bootstrap, seed)
+    conventions = _conventions(ground_truth, models, scene, n_bootstrap, seed, empty)
     if definition_scores:
         conventions["definition_scores"] = {
             "models": [
@@ -355,15 +373,23 @@ def _per_category(bench: _Benchmark, model: ModelScores, u: np.ndarray) -> list[
 
 
 @dataclass(frozen=True)
-class _ContrastDraws:
-    """A contrast's poles over the ground-truth videos with normal frames, and its
-    within-pole resamples — drawn once and shared by every model (paired)."""
+class _PopulationDraws:
+    """A contrast's poles within one bias population, their within-pole resamples (CI and
+    p_bias) and pole-label shuffles (permutation test) — drawn once, shared by every model."""
 
+    plus: np.ndarray  # bool (V,)
+    minus: np.ndarray  # bool (V,)
+    plus_counts: np.ndarray  # (B, n⁺) copy counts
+    minus_counts: np.ndarray  # (B, n⁻)
+    permuted: np.ndarray  # bool (B, n⁺ + n⁻): ⊕ membership of the support videos, shuffled
+
+
+@dataclass(frozen=True)
+class _ContrastDraws:
     contrast: SceneContrast
-    plus: np.ndarray
+    plus: np.ndarray  # the whole ⊕ pole (scene-conditioned AUC)
     minus: np.ndarray
-    plus_counts: np.ndarray
-    minus_counts: np.ndarray
+    populations: dict[str, _PopulationDraws]
 
 
 def _check_types(ground_truth: object, models: object, scene: object) -> None:
@@ -390,22 +416,67 @@ def _check_types(ground_truth: object, models: object, scene: object) -> None:
 
 
 def _contrast_draws(
-    bench: _Benchmark, scene: SceneLabels, n_bootstrap: int, stream: np.random.SeedSequence
-) -> list[_ContrastDraws]:
-    has_normal = bench.n > 0
-    draws = []
-    for contrast, seed in zip(scene.contrasts, stream.spawn(len(scene.contrasts)), strict=True):
+    bench: _Benchmark,
+    scene: SceneLabels,
+    n_bootstrap: int,
+    stream: np.random.SeedSequence,
+    test_stream: np.random.SeedSequence,
+) -> tuple[list[_ContrastDraws], list[str]]:
+    """Draws of every contrast with a labelled ground-truth video; the labels of contrasts
+    with none (0/0 support) are returned apart, to be listed once instead of as n/a rows."""
+    members = {
+        "all": bench.n > 0,
+        "leak_free": (bench.categories == bench.gt.normal_category)
+        & (bench.a == 0)
+        & (bench.n > 0),
+    }
+    draws, empty = [], []
+    seeds = zip(
+        scene.contrasts,
+        stream.spawn(len(scene.contrasts)),
+        test_stream.spawn(len(scene.contrasts)),
+        strict=True,
+    )
+    for contrast, seed, test_seed in seeds:
         plus, minus = scene.poles(contrast, bench.gt.video_ids)
-        rng = np.random.default_rng(seed)
-        sizes = int((plus & has_normal).sum()), int((minus & has_normal).sum())
-        plus_counts, minus_counts = (
-            rng.multinomial(size, np.full(size, 1 / size), size=n_bootstrap).astype(float)
-            if size and all(sizes) and n_bootstrap
-            else np.zeros((0, size))
-            for size in sizes
-        )
-        draws.append(_ContrastDraws(contrast, plus, minus, plus_counts, minus_counts))
-    return draws
+        if not (plus.any() or minus.any()):
+            empty.append(f"{contrast.factor}: {contrast.positive} vs {contrast.negative}")
+            continue
+        leak_free_rng, *permutation_rngs = map(np.random.default_rng, test_seed.spawn(3))
+        bootstrap_rngs = {"all": np.random.default_rng(seed), "leak_free": leak_free_rng}
+        populations = {
+            name: _population_draws(
+                plus & inside,
+                minus & inside,
+                n_bootstrap,
+                bootstrap_rngs[name],
+                permutation_rng,
+            )
+            for (name, inside), permutation_rng in zip(
+                members.items(), permutation_rngs, strict=True
+            )
+        }
+        draws.append(_ContrastDraws(contrast, plus, minus, populations))
+    return draws, empty
+
+
+def _population_draws(
+    plus: np.ndarray,
+    minus: np.ndarray,
+    n_bootstrap: int,
+    bootstrap_rng: np.random.Generator,
+    permutation_rng: np.random.Generator,
+) -> _PopulationDraws:
+    sizes = int(plus.sum()), int(minus.sum())
+    plus_counts, minus_counts = (
+        bootstrap_rng.multinomial(size, np.full(size, 1 / size), size=n_bootstrap).astype(float)
+        if size and all(sizes) and n_bootstrap
+        else np.zeros((0, size))
+        for size in sizes
+    )
+    support_is_plus = plus[plus | minus]
+    permuted = permutation_rng.permuted(np.tile(support_is_plus, (n_bootstrap, 1)), axis=1)
+    return _PopulationDraws(plus, minus, plus_counts, minus_counts, permuted)
 
 
 def _scene_rows(
@@ -416,11 +487,12 @@ def _scene_rows(
     contrasts: list[_ContrastDraws],
     rows: dict[str, list[dict]],
 ) -> None:
-    """Bias-AUC (A §4) and scene-conditioned AUC (A S1.2) of one model on every contrast."""
+    """Bias-AUC in both populations (A §4; docs/metrics.md) and scene-conditioned AUC
+    (A S1.2) of one model on every contrast."""
     means = metrics.video_means(
         runs.scores, runs.video, bench.gt.n_videos, weights=runs.weight, mask=~runs.labels
     )
-    has_normal = bench.n > 0
+    bias_rows = []
     for draw in contrasts:
         contrast = draw.contrast
         label = {
@@ -429,28 +501,21 @@ def _scene_rows(
             "positive": contrast.positive,
             "negative": contrast.negative,
         }
-        x, y = means[draw.plus & has_normal], means[draw.minus & has_normal]
-        estimate = bias_auroc(x, y, np.ones((1, x.size)), np.ones((1, y.size)))[0]
-        if draw.plus_counts.shape[0]:
-            resampled = bias_auroc(x, y, draw.plus_counts, draw.minus_counts)
-            low, high = percentile_interval(resampled)
-            p_bias = float(np.mean(np.abs(resampled - 0.5) > BIAS_MARGIN))
-        else:
-            low = high = p_bias = float("nan")
-        rows["bias"].append(
-            {
-                **label,
-                "family": model.family,
-                "primary": contrast.primary,
-                "role": contrast.role,
-                "n_positive": int(x.size),
-                "n_negative": int(y.size),
-                "bias_auroc": float(estimate),
-                "ci_low": low,
-                "ci_high": high,
-                "p_bias": p_bias,
-            }
-        )
+        everyone = draw.populations["all"]
+        row = {
+            **label,
+            "family": model.family,
+            "primary": contrast.primary,
+            "role": contrast.role,
+            "anomalous_share_positive": _anomalous_share(bench, everyone.plus),
+            "anomalous_share_negative": _anomalous_share(bench, everyone.minus),
+        }
+        for population, draws in draw.populations.items():
+            suffix = "" if population == "all" else f"_{population}"
+            cells = _bias_cells(means, draws)
+            row |= {f"{name}{suffix}": value for name, value in cells.items()}
+        row["leakage_warning"] = _leakage_warning(row)
+        bias_rows.append(row)
         pairs, reference, conditioned = scene_conditioned(
             u, bench.a, bench.n, draw.plus, draw.minus
         )
@@ -468,6 +533,62 @@ def _scene_rows(
                 "delta_scene": reference - conditioned,
             }
         )
+    _holm_across_factors(bias_rows)
+    rows["bias"].extend(bias_rows)
+
+
+def _bias_cells(means: np.ndarray, draws: _PopulationDraws) -> dict[str, float | int | bool]:
+    """bias-AUC with its CI and p_bias (within-pole bootstrap, A §4), the permutation p-value,
+    and whether both poles reach :data:`MIN_POLE_SUPPORT`."""
+    x, y = means[draws.plus], means[draws.minus]
+    estimate = bias_auroc(x, y, np.ones((1, x.size)), np.ones((1, y.size)))[0]
+    if draws.plus_counts.shape[0]:
+        resampled = bias_auroc(x, y, draws.plus_counts, draws.minus_counts)
+        low, high = percentile_interval(resampled)
+        p_bias = float(np.mean(np.abs(resampled - 0.5) > BIAS_MARGIN))
+    else:
+        low = high = p_bias = float("nan")
+    support = draws.plus | draws.minus
+    return {
+        "n_positive": int(x.size),
+        "n_negative": int(y.size),
+        "bias_auroc": float(estimate),
+        "ci_low": low,
+        "ci_high": high,
+        "p_bias": p_bias,
+        "p_permutation": permutation_p_value(means[support], draws.plus[support], draws.permuted),
+        "supported": min(x.size, y.size) >= MIN_POLE_SUPPORT,
+    }
+
+
+def _anomalous_share(bench: _Benchmark, pole: np.ndarray) -> float:
+    """Share of a pole's population-(a) videos that hold anomalous frames."""
+    return float((bench.a[pole] > 0).mean()) if pole.any() else float("nan")
+
+
+def _leakage_warning(row: dict) -> bool:
+    """The poles hold different shares of anomalous videos and the two populations' 95 %
+    intervals do not overlap: population (a) then measures anomaly leakage, not the scene."""
+    shares_differ = row["anomalous_share_positive"] != row["anomalous_share_negative"]
+    bounds = [row[k] for k in ("ci_low", "ci_high", "ci_low_leak_free", "ci_high_leak_free")]
+    if not shares_differ or not all(np.isfinite(bounds)):
+        return False
+    low, high, low_free, high_free = bounds
+    return bool(low > high_free or low_free > high)
+
+
+def _holm_across_factors(bias_rows: list[dict]) -> None:
+    """Holm-adjust one model's permutation p-values across its supported contrasts, per
+    population; unsupported cells get no adjusted p-value and are never significant."""
+    for population in BIAS_POPULATIONS:
+        suffix = "" if population == "all" else f"_{population}"
+        p_values = np.array(
+            [r[f"p_permutation{suffix}"] if r[f"supported{suffix}"] else np.nan for r in bias_rows],
+            dtype=np.float64,
+        )
+        for row, adjusted in zip(bias_rows, holm_adjusted(p_values), strict=True):
+            row[f"p_holm{suffix}"] = float(adjusted)
+            row[f"significant{suffix}"] = bool(adjusted <= SIGNIFICANCE_LEVEL)
 
 
 def _comparisons(
@@ -604,6 +725,23 @@ _COLUMNS = {
         "ci_low",
         "ci_high",
         "p_bias",
+        "p_permutation",
+        "p_holm",
+        "significant",
+        "supported",
+        "anomalous_share_positive",
+        "anomalous_share_negative",
+        "n_positive_leak_free",
+        "n_negative_leak_free",
+        "bias_auroc_leak_free",
+        "ci_low_leak_free",
+        "ci_high_leak_free",
+        "p_bias_leak_free",
+        "p_permutation_leak_free",
+        "p_holm_leak_free",
+        "significant_leak_free",
+        "supported_leak_free",
+        "leakage_warning",
     ],
     "scene_pairs": ["model", "factor", "positive", "negative", "pair_type", "auroc", "weight"],
     "scene_conditioned": [
@@ -629,6 +767,7 @@ def _conventions(
     scene: SceneLabels | None,
     n_bootstrap: int,
     seed: int,
+    empty_contrasts: list[str],
 ) -> dict:
     return {
         "ground_truth": ground_truth.source,
@@ -642,10 +781,36 @@ def _conventions(
             "interval": "95 % percentile (numpy linear quantiles)",
             "bias_resampling": "videos with replacement within each pole",
             "bias_margin": BIAS_MARGIN,
+            "permutation": "pole labels shuffled among each contrast's videos (pole sizes "
+            "kept), the same B and shuffles for every model; Holm across contrasts per model "
+            "and population",
+            "min_pole_support": MIN_POLE_SUPPORT,
+            "significance_level": SIGNIFICANCE_LEVEL,
         },
         "models": [
             {"name": m.name, "family": m.family, "source": m.source, "notes": list(m.notes)}
             for m in models
         ],
         "scene_labels": scene.source if scene is not None else None,
+        "scene_coverage": _coverage(ground_truth, scene) if scene is not None else None,
+        "empty_contrasts": empty_contrasts,
+        "scene_labels_not_in_ground_truth": (
+            _not_in_ground_truth(scene.not_in_ground_truth) if scene is not None else None
+        ),
+    }
+
+
+def _not_in_ground_truth(videos: tuple[str, ...], shown: int = 10) -> str:
+    if not videos:
+        return "none"
+    more = f", … ({len(videos) - shown} more)" if len(videos) > shown else ""
+    return f"{len(videos)} left out ({', '.join(videos[:shown])}{more})"
+
+
+def _coverage(ground_truth: GroundTruth, scene: SceneLabels) -> dict[str, str]:
+    """Per factor: how many ground-truth videos carry a value (ambiguous included)."""
+    return {
+        factor: f"{sum(v in values for v in ground_truth.video_ids)} of "
+        f"{ground_truth.n_videos} videos"
+        for factor, values in scene.values.items()
     }

@@ -73,11 +73,26 @@ def percent(fraction: float) -> str:
     return f"{100 * fraction:.3g} %"
 
 
-def bias_dot_plot(result: AuditResult) -> alt.LayerChart | None:
-    """bias-AUC per contrast × model with 95 % CIs against the 0.45–0.55 null band (A Fig. 4)."""
+def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChart | None:
+    """bias-AUC per contrast × model with 95 % CIs against the 0.45–0.55 null band (A Fig. 4).
+
+    ``population="all"``: normal frames of every video (the paper's s̄⁰); ``"leak_free"``:
+    Normal videos only (docs/metrics.md). ``None`` when the table has no such cells.
+    """
     bias = result.bias
+    if population != "all":
+        suffix = f"_{population}"
+        columns = ("bias_auroc", "ci_low", "ci_high", "p_bias")
+        if bias.empty or f"bias_auroc{suffix}" not in bias:
+            return None
+        bias = bias.drop(columns=list(columns)).rename(columns={f"{c}{suffix}": c for c in columns})
+        bias = bias[bias["bias_auroc"].notna()]
     if bias.empty:
         return None
+    heading = {
+        "all": ("bias-AUC (normal frames of all videos)", "Do scores on normal footage"),
+        "leak_free": ("bias-AUC (Normal videos only)", "Do scores on Normal videos"),
+    }[population]
     data = bias.assign(
         contrast=contrast_labels(bias),
         role=bias["role"].where(bias["role"] == "control", "scene factor"),
@@ -93,7 +108,7 @@ def bias_dot_plot(result: AuditResult) -> alt.LayerChart | None:
         data,
         result,
         value="bias_auroc",
-        title="bias-AUC (normal frames only)",
+        title=heading[0],
         scale=scale,
         y=alt.Y("contrast:N", sort=contrast_order(bias), title=None, axis=alt.Axis(grid=True)),
         dodge=True,
@@ -110,7 +125,7 @@ def bias_dot_plot(result: AuditResult) -> alt.LayerChart | None:
         # one sub-band per model: shrink them as models multiply so the chart stays on a page
         height=alt.Step(max(5, min(14, 96 // len(model_order(result))))),
         title=_title(
-            "Do scores on normal footage separate videos by scene?",
+            f"{heading[1]} separate videos by scene?",
             "bias-AUC = P(a ⊕ video's mean normal-frame score > a ⊖ video's); 0.5 = no "
             "response to the factor.",
             f"Grey band {NULL_BAND[0]}–{NULL_BAND[1]}: practically unbiased. Bars: 95 % "

@@ -66,7 +66,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -86,6 +86,7 @@ from vadscene.video_lists import (
     category_from_video_id,
     distinct_video_ids,
     read_video_list,
+    ucf_short_name,
     video_id_from_entry,
 )
 
@@ -298,23 +299,38 @@ def load_scores(
     )
 
 
-def parse_scores_argument(text: str) -> tuple[str, Path, str | None]:
-    """``NAME=PATH[@FAMILY]`` → ``(name, path, family)``, e.g. ``rtfm=out/rtfm.npy@i3d``.
+class ModelSpec(NamedTuple):
+    """One model to audit: its name, score path, backbone family and, when its scores are
+    per snippet, its own snippet length (``None``: the run's default)."""
 
-    The family is the part after the last ``@`` when it contains no path separator, so a
-    path with ``@`` in a folder name still parses. Name, path and family must not be empty.
+    name: str
+    path: Path
+    family: str | None = None
+    snippet_repeat: int | None = None
+
+
+def parse_scores_argument(text: str) -> ModelSpec:
+    """``NAME=PATH[@FAMILY][:K]`` → :class:`ModelSpec`, e.g. ``rtfm=out/rtfm.npy@i3d:16``.
+
+    ``:K`` (digits at the very end) gives this model's snippet repeat, so frame-level and
+    snippet-level models can be audited in one run. The family is the part after the last
+    ``@`` when it contains no path separator, so a path with ``@`` in a folder name still
+    parses. Name, path and family must not be empty.
     """
-    usage = f"expected NAME=PATH[@FAMILY], e.g. rtfm=scores/rtfm.npy@i3d; got {text!r}"
+    usage = f"expected NAME=PATH[@FAMILY][:K], e.g. rtfm=scores/rtfm.npy@i3d:16; got {text!r}"
     name, separator, rest = text.partition("=")
     name, rest = name.strip(), rest.strip()
     if not separator or not name or not rest:
         raise AuditInputError(f"model scores argument: {usage}")
+    repeat = None
+    if (suffix := re.fullmatch(r"(.+):(\d+)", rest)) is not None:
+        rest, repeat = suffix.group(1).strip(), int(suffix.group(2))
     location, at, family = rest.rpartition("@")
     if not at or "/" in family or "\\" in family:
         location, family = rest, ""
     elif not family.strip() or not location.strip():
         raise AuditInputError(f"model scores argument: empty path or family; {usage}")
-    return name, Path(location.strip()), family.strip() or None
+    return ModelSpec(name, Path(location.strip()), family.strip() or None, repeat)
 
 
 # --- ground truth -------------------------------------------------------------------------
@@ -432,7 +448,7 @@ def _read_annotation(
         if aliased:
             conventions["frame_counts"] += (
                 f" ({len(aliased)} videos matched by UCF-Crime short name, e.g. "
-                f"{aliased[0]} ↔ {_ucf_short_name(aliased[0])})"
+                f"{aliased[0]} ↔ {ucf_short_name(aliased[0])})"
             )
         if not has_category:
             conventions["video_set"] = (
@@ -560,23 +576,18 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
     return parsed
 
 
-def _ucf_short_name(video: str) -> str:
-    """``Abuse028_x264`` → ``Abuse028``; ``Normal_Videos_003_x264`` → ``Normal003``."""
-    return re.sub(r"^Normal_Videos_", "Normal", video.removesuffix("_x264"))
-
-
 def _match_counts(
     path: Path, annotated: list[str], counts: dict[str, int], has_category: bool
 ) -> tuple[list[str], dict[str, int]]:
     """Videos (annotation order, or counts order without a category column) and their counts."""
     by_short: dict[str, str | None] = {}
     for key in counts:
-        short = _ucf_short_name(key)
+        short = ucf_short_name(key)
         by_short[short] = None if short in by_short else key  # None: ambiguous
     key_of: dict[str, str] = {}
     missing: list[str] = []
     for video in annotated:
-        key = video if video in counts else by_short.get(_ucf_short_name(video))
+        key = video if video in counts else by_short.get(ucf_short_name(video))
         if key is None:
             missing.append(video)
         else:

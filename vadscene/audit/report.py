@@ -37,6 +37,8 @@ _CONVENTION_LABELS = {
     "frame_counts": "Frame counts from",
     "tie_convention": "Ties",
     "replicates": "replicates (B)",
+    "scene_coverage": "scene labels cover",
+    "empty_contrasts": "contrasts left out (no labelled video at either pole)",
 }
 """Display names of convention keys (engine.py's); any other key is shown as "Its key"."""
 
@@ -467,10 +469,18 @@ def _comparisons_section(result: AuditResult) -> _Section | None:
 
 
 def _bias_section(result: AuditResult) -> _Section | None:
-    bias = result.bias
-    if bias.empty:
+    """Both bias populations; contrasts without a labelled video are listed once, among the
+    inputs (conventions["empty_contrasts"]), not as rows of n/a."""
+    if result.bias.empty:
         return None
-    ordered = _by_contrast_then_model(result, bias)
+    blocks: list[_Block] = []
+    if warnings := bias_warnings(result):
+        blocks += [_Text("Warnings:"), _List(tuple(warnings))]
+    return _Section("Scene bias on normal footage", tuple(blocks + _bias_blocks(result)))
+
+
+def _bias_blocks(result: AuditResult) -> list[_Block]:
+    ordered = _by_contrast_then_model(result, result.bias)
     table = pd.DataFrame(
         {
             "contrast": figures.contrast_labels(ordered),
@@ -479,19 +489,45 @@ def _bias_section(result: AuditResult) -> _Section | None:
             "model": ordered["model"],
             "n ⊕": ordered["n_positive"].map(_count),
             "n ⊖": ordered["n_negative"].map(_count),
-            "bias-AUC [95 % CI]": [
-                _ci(*r) for r in ordered[["bias_auroc", "ci_low", "ci_high"]].values
-            ],
-            "p_bias": ordered["p_bias"].map(lambda p: _num(p, 3)),
         }
     )
+    if "anomalous_share_positive" in ordered:
+        table["anomalous ⊕ / ⊖"] = [
+            f"{_pct(p)} / {_pct(n)}"
+            for p, n in ordered[["anomalous_share_positive", "anomalous_share_negative"]].values
+        ]
+    two_populations = "bias_auroc_leak_free" in ordered
+    for suffix, heading in (("", "all videos"), ("_leak_free", "Normal videos")):
+        if suffix and not two_populations:
+            continue
+        name = f" ({heading})" if two_populations else ""
+        if suffix:
+            table[f"n ⊕ / ⊖{name}"] = [
+                f"{_count(p)} / {_count(n)}"
+                for p, n in ordered[[f"n_positive{suffix}", f"n_negative{suffix}"]].values
+            ]
+        table[f"bias-AUC [95 % CI]{name}"] = [
+            _ci(*r)
+            for r in ordered[[f"bias_auroc{suffix}", f"ci_low{suffix}", f"ci_high{suffix}"]].values
+        ]
+        table[f"p_bias{name}"] = [_p_bias(row, suffix) for _, row in ordered.iterrows()]
+        if f"p_permutation{suffix}" in ordered:
+            table[f"p_perm (Holm){name}"] = [_p_test(row, suffix) for _, row in ordered.iterrows()]
     blocks: list[_Block] = []
-    if (chart := figures.bias_dot_plot(result)) is not None:
-        blocks.append(_Figure("bias_dot_plot", chart, "bias-AUC per scene factor and model"))
+    for population, alt_text in (
+        ("all", "bias-AUC per scene factor and model"),
+        ("leak_free", "bias-AUC per scene factor and model, Normal videos only"),
+    ):
+        if (chart := figures.bias_dot_plot(result, population)) is not None:
+            suffix = "" if population == "all" else f"_{population}"
+            blocks.append(_Figure(f"bias_dot_plot{suffix}", chart, alt_text))
+    bootstrap = result.conventions.get("bootstrap") or {}
+    support = bootstrap.get("min_pole_support")
+    level = bootstrap.get("significance_level")
     blocks += [
         _Table(table, labels=4),
         _Note(
-            "bias-AUC uses normal frames only: the probability that a ⊕ video's mean "
+            "bias-AUC uses normal footage only: the probability that a ⊕ video's mean "
             "normal-frame score exceeds a ⊖ video's (n ⊕, n ⊖: videos at each pole). 0.5 means "
             "the scores do not respond to the factor; the band 0.45–0.55 counts as practically "
             "unbiased, and p_bias is the share of bootstrap replicates (videos resampled within "
@@ -500,7 +536,55 @@ def _bias_section(result: AuditResult) -> _Section | None:
             "the anomaly class by construction: read them as a check, not as scene reliance."
         ),
     ]
-    return _Section("Scene bias on normal footage", tuple(blocks))
+    if two_populations:
+        blocks.append(
+            _Note(
+                "Two populations, side by side. All videos (the paper's s̄⁰, the default) also "
+                "averages the normal stretches of anomalous videos, where a scorer's anomaly "
+                "evidence leaks in: a factor whose poles hold different shares of anomalous "
+                "videos (anomalous ⊕ / ⊖) moves it without any scene response. Normal videos "
+                "only cannot be moved that way. p_perm is a calibrated test of b = 0.5: the "
+                "share of pole-label shuffles among the contrast's videos whose bias-AUC is at "
+                "least as far from 0.5; ✓ marks cells significant after Holm correction across "
+                f"contrasts (per model and population, family-wise level {_plain(level)}). "
+                f"Below {_plain(support)} videos at either pole the cell reads "
+                '"insufficient support" instead of p_bias and is left out of the correction.'
+            )
+        )
+    return blocks
+
+
+def _p_bias(row: pd.Series, suffix: str) -> str:
+    if f"supported{suffix}" in row and not row[f"supported{suffix}"]:
+        return "insufficient support"
+    return _num(row[f"p_bias{suffix}"], 3)
+
+
+def _p_test(row: pd.Series, suffix: str) -> str:
+    text = _num(row[f"p_permutation{suffix}"], 3)
+    # `in (True,)` accepts numpy booleans and rejects a missing (NaN) flag
+    return text + (" ✓" if row.get(f"significant{suffix}") in (True,) else "")
+
+
+def bias_warnings(result: AuditResult) -> list[str]:
+    """One line per bias cell whose populations disagree beyond their 95 % intervals while
+    the poles hold different shares of anomalous videos (the report's and the CLI's warning)."""
+    bias = result.bias
+    if bias.empty or "leakage_warning" not in bias:
+        return []
+    lines = []
+    for row in _by_contrast_then_model(result, bias).itertuples():
+        if not row.leakage_warning:
+            continue
+        lines.append(
+            f"{row.model} on {row.factor} ({row.positive} vs {row.negative}): bias-AUC "
+            f"{_ci(row.bias_auroc, row.ci_low, row.ci_high)} on all videos but "
+            f"{_ci(row.bias_auroc_leak_free, row.ci_low_leak_free, row.ci_high_leak_free)} on "
+            f"Normal videos only; anomalous videos make up {_pct(row.anomalous_share_positive)} "
+            f"of ⊕ and {_pct(row.anomalous_share_negative)} of ⊖, so the all-videos value "
+            "measures anomaly evidence leaking into normal frames, not the scene"
+        )
+    return lines
 
 
 def _scene_conditioned_section(result: AuditResult) -> _Section | None:

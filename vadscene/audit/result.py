@@ -26,7 +26,10 @@ Columns (all tables):
     granularity, family ("all" or a family name, pairs within that family), resolved, pairs
 ``bias`` — one row per model × contrast:
     model, family, factor, positive, negative, primary, role, n_positive, n_negative,
-    bias_auroc, ci_low, ci_high, p_bias
+    bias_auroc, ci_low, ci_high, p_bias, p_permutation, p_holm, significant, supported
+    (population (a): normal frames of all videos), anomalous_share_positive,
+    anomalous_share_negative, the same cells for population (b) with the suffix
+    ``_leak_free`` (Normal videos only), leakage_warning (see docs/metrics.md)
 ``scene_pairs`` — one row per model × contrast × pair type:
     model, factor, positive, negative, pair_type ∈ {"++", "--", "+-", "-+"}, auroc, weight
 ``scene_conditioned`` — one row per model × contrast:

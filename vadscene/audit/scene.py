@@ -1,4 +1,5 @@
-"""Scene-factor audit: bias-AUC on normal footage and scene-conditioned AUC (A §4, Supp. S1).
+"""Scene-factor audit: bias-AUC on normal footage and scene-conditioned AUC (A §4, Supp. S1;
+docs/metrics.md, "Scene factors").
 
 A factor's contrast splits the annotated videos into poles ⊕ / ⊖; ambiguous and unlabelled
 videos are left out of that contrast only.
@@ -6,14 +7,23 @@ videos are left out of that contrast only.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from vadscene.audit.inputs import AuditInputError
+from vadscene.audit.inputs import AuditInputError, GroundTruth
 from vadscene.audit.metrics import ratio_or_nan
+from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.records import Release
+from vadscene.release_tables import read_label_table, values_of_release
+from vadscene.video_lists import ucf_short_name, video_id_from_entry
+
+_MAX_LISTED = 20
+LABEL_TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,8 @@ class SceneLabels:
     contrasts: tuple[SceneContrast, ...]
     values: dict[str, dict[str, str]]  # factor → video id → value ("ambiguous" included)
     source: str
+    not_in_ground_truth: tuple[str, ...] = ()
+    """Labelled videos the ground truth does not list (set by :func:`match_to_ground_truth`)."""
 
     def __post_init__(self) -> None:
         where = f"{self.source}: scene labels"
@@ -80,23 +92,82 @@ class SceneLabels:
         return labelled == contrast.positive, labelled == contrast.negative
 
 
-def scene_labels_from_release(release: Release, *, source: str) -> SceneLabels:
-    """The values a release resolved (see :func:`vadscene.release.resolve_assignment`)."""
+def match_to_ground_truth(scene: SceneLabels, ground_truth: GroundTruth) -> SceneLabels:
+    """The labels of the ground truth's videos, refusing ids that look like a naming mismatch.
+
+    Label ids are normalised as ground-truth ids are (file stems, crop index ``__N`` and
+    feature suffixes dropped: :func:`vadscene.video_lists.video_id_from_entry`). Labelled ids
+    that match no ground-truth video are an error listing them when none of the labels match,
+    or when any of them resembles a ground-truth id ("did you mean Abuse028_x264?": the
+    UCF-Crime short name, or a close spelling) — both mean the labels name the videos
+    differently. Otherwise (a release of the whole benchmark audited on its test split) they
+    are left out, and :attr:`SceneLabels.not_in_ground_truth` lists them for the report.
+    """
+    known = set(ground_truth.video_ids)
+    values = {
+        factor: {video_id_from_entry(v): value for v, value in per_video.items()}
+        for factor, per_video in scene.values.items()
+    }
+    labelled = sorted({v for per_video in values.values() for v in per_video})
+    unknown = [v for v in labelled if v not in known]
+    suggestions = _suggestions(unknown, ground_truth.video_ids)
+    if unknown and (suggestions or len(unknown) == len(labelled)):
+        listed = [
+            f"{v} (did you mean {suggestions[v]}?)" if v in suggestions else v
+            for v in unknown[:_MAX_LISTED]
+        ]
+        more = f", … ({len(unknown) - _MAX_LISTED} more)" if len(unknown) > _MAX_LISTED else ""
+        raise AuditInputError(
+            f"{scene.source}: {len(unknown)} of {len(labelled)} labelled videos match no "
+            f"video of the ground truth ({ground_truth.source}): {', '.join(listed)}{more}. "
+            "Video ids are file stems (folders, extensions and crop suffixes __N are "
+            "ignored); rename the labels' videos to the ground truth's ids"
+        )
+    return SceneLabels(
+        scene.contrasts,
+        {f: {v: x for v, x in per_video.items() if v in known} for f, per_video in values.items()},
+        scene.source,
+        not_in_ground_truth=tuple(unknown),
+    )
+
+
+def _suggestions(unknown: list[str], candidates: tuple[str, ...]) -> dict[str, str]:
+    """Unknown id → the ground-truth id it most likely means: same UCF-Crime short name
+    (``Abuse028`` ↔ ``Abuse028_x264``), else the closest spelling (difflib ratio ≥ 0.85)."""
+    by_short = {ucf_short_name(c): c for c in candidates}
+    found = {}
+    for video in unknown:
+        match = by_short.get(ucf_short_name(video)) or next(
+            iter(difflib.get_close_matches(video, candidates, n=1, cutoff=0.85)), None
+        )
+        if match is not None:
+            found[video] = match
+    return found
+
+
+def scene_labels(
+    catalogue: Catalogue, values: Mapping[str, Mapping[str, str]], *, source: str
+) -> SceneLabels:
+    """Scene labels of any origin — a release, a workspace, a label table — with the
+    catalogue's contrasts: the one path every source of labels takes into the audit."""
     contrasts = tuple(
         SceneContrast(f.key, c.positive, c.negative, c.primary, f.role)
-        for f in release.catalogue.factors
+        for f in catalogue.factors
         for c in f.contrasts
     )
-    values: dict[str, dict[str, str]] = {key: {} for key in release.catalogue.keys}
-    for video in release.videos:
-        for key, assignment in video.factors.items():
-            if assignment.value is not None:
-                values[key][video.video_id] = assignment.value
-    return SceneLabels(contrasts, values, source)
+    return SceneLabels(contrasts, {k: dict(values.get(k, {})) for k in catalogue.keys}, source)
 
 
-def load_scene_labels(path: Path | str) -> SceneLabels:
-    """Scene labels from a release JSON file or a workspace folder (its consensus release)."""
+def scene_labels_from_release(release: Release, *, source: str) -> SceneLabels:
+    """The values a release resolved (see :func:`vadscene.release.resolve_assignment`)."""
+    return scene_labels(release.catalogue, values_of_release(release), source=source)
+
+
+def load_scene_labels(path: Path | str, *, catalogue: Catalogue | None = None) -> SceneLabels:
+    """Scene labels from a release JSON file, a workspace folder (its consensus release) or a
+    label table (``.csv``/``.tsv``/``.parquet``: long or wide, or the export CSV; see
+    :func:`vadscene.release_tables.read_label_table`), the table validated against
+    ``catalogue`` (default: the UCF-Crime catalogue)."""
     from vadscene.release import build_release, read_release
     from vadscene.workspace import CONFIG_NAME, Workspace
 
@@ -108,6 +179,13 @@ def load_scene_labels(path: Path | str) -> SceneLabels:
             return scene_labels_from_release(
                 build_release(workspace), source=f"workspace {path} (consensus)"
             )
+    if path.suffix.lower() in LABEL_TABLE_SUFFIXES:
+        catalogue = catalogue if catalogue is not None else load_catalogue()
+        return scene_labels(
+            catalogue,
+            read_label_table(path, catalogue),
+            source=f"label table {path} (catalogue '{catalogue.name}')",
+        )
     return scene_labels_from_release(read_release(path), source=f"release {path}")
 
 
@@ -168,3 +246,41 @@ def scene_conditioned(
         reference = float("nan")
     conditioned = 0.5 * (pairs["++"][0] + pairs["--"][0])
     return pairs, reference, conditioned
+
+
+def permutation_p_value(values: np.ndarray, positive: np.ndarray, permuted: np.ndarray) -> float:
+    """Two-sided permutation p-value of a contrast's bias-AUC (docs/metrics.md):
+
+        p = (1 + #{r : |b⁽ʳ⁾ − ½| ≥ |b − ½|}) / (B + 1)
+
+    ``values`` are the support's video means, ``positive`` marks the ⊕ videos and each row of
+    ``permuted`` (B, n) is one shuffle of that mask (pole sizes kept). With midranks ρ (ties
+    share their rank, as τ does), b = (Σ_{⊕} ρ − n⁺(n⁺+1)/2) / (n⁺ n⁻), so comparing rank sums
+    S with their null mean n⁺(n + 1)/2 is the same test; rank sums are multiples of ½, exact
+    in float64, so no tolerance decides a tie. NaN without replicates or with an empty pole.
+    """
+    n_positive = int(positive.sum())
+    if permuted.shape[0] == 0 or n_positive in (0, values.size):
+        return float("nan")
+    ranks = pd.Series(values).rank(method="average").to_numpy()
+    null_mean = n_positive * (values.size + 1) / 2
+    observed = abs(ranks[positive].sum() - null_mean)
+    replicates = np.abs(permuted.astype(np.float64) @ ranks - null_mean)
+    return float((1 + np.count_nonzero(replicates >= observed)) / (permuted.shape[0] + 1))
+
+
+def holm_adjusted(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment (Holm 1979) of the finite p-values; NaN stays NaN.
+
+    With the m finite p-values sorted, p₍₁₎ ≤ … ≤ p₍ₘ₎:
+    p̃₍ᵢ₎ = max_{j ≤ i} min(1, (m − j + 1)·p₍ⱼ₎). Rejecting p̃ ≤ α controls the family-wise
+    error rate at α for any dependence between the tests.
+    """
+    p_values = np.asarray(p_values, dtype=np.float64)
+    adjusted = np.full(p_values.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p_values))
+    order = finite[np.argsort(p_values[finite], kind="stable")]
+    m = order.size
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p_values[order])
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted

@@ -21,30 +21,40 @@ from vadscene.audit.definitions import (
     load_queries,
 )
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
-from vadscene.audit.loaders import load_ground_truth, load_scores
+from vadscene.audit.loaders import ModelSpec, load_ground_truth, load_scores
 from vadscene.audit.prototypes import Features, load_features
 from vadscene.audit.scene import SceneLabels, load_scene_labels
+from vadscene.catalogue import load_catalogue
 from vadscene.workspace import Workspace
-
-ModelSpec = tuple[str, Path, str | None]
-"""(name, score path, family)"""
 
 
 def read_model_list(path: Path | str) -> list[ModelSpec]:
-    """Models from a JSON list of ``{"name", "path", "family"}`` (paths relative to the file),
-    e.g. the demo's ``benchmark/models.json``."""
+    """Models from a JSON list of ``{"name", "path", "family", "snippet_repeat"}`` (paths
+    relative to the file; family and snippet_repeat optional), e.g. the demo's
+    ``benchmark/models.json``."""
     path = Path(path)
     try:
         entries = jsonio.loads(path.read_text(encoding="utf-8"))
-        return [(e["name"], path.parent / e["path"], e.get("family")) for e in entries]
+        specs = [
+            ModelSpec(e["name"], path.parent / e["path"], e.get("family"), e.get("snippet_repeat"))
+            for e in entries
+        ]
     except FileNotFoundError:
         raise AuditInputError(f"{path}: models file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise AuditInputError(f"{path}: not valid JSON ({exc})") from None
     except (TypeError, KeyError) as exc:
         raise AuditInputError(
-            f"{path}: expected a JSON list of {{name, path, family}} objects ({exc!r})"
+            f"{path}: expected a JSON list of {{name, path, family, snippet_repeat}} objects "
+            f"({exc!r})"
         ) from None
+    for spec in specs:
+        repeat = spec.snippet_repeat
+        if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int)):
+            raise AuditInputError(
+                f"{path}: model '{spec.name}': snippet_repeat must be an integer, got {repeat!r}"
+            )
+    return specs
 
 
 def gather_inputs(
@@ -58,10 +68,19 @@ def gather_inputs(
     video_order: Path | str | None = None,
     release: Path | str | None = None,
     workspace: Path | str | None = None,
+    labels: Path | str | None = None,
+    catalogue: Path | str | None = None,
 ) -> tuple[GroundTruth, list[ModelScores], SceneLabels | None]:
-    """Load ground truth, scores and scene labels; a workspace fills in what is not given."""
-    if release is not None and workspace is not None:
-        raise AuditInputError("give a release or a workspace for the scene labels, not both")
+    """Load ground truth, scores and scene labels; a workspace fills in what is not given.
+
+    ``snippet_repeat`` applies to the models whose spec gives none. Scene labels come from
+    one of ``release``, ``labels`` (a label table, validated against ``catalogue``: a file,
+    default UCF-Crime's) or ``workspace``.
+    """
+    if sum(x is not None for x in (release, labels, workspace)) > 1:
+        raise AuditInputError(
+            "give one source of scene labels: a release, a label table or a workspace"
+        )
     registry: dict[str, int] | None = None
     if workspace is not None:
         with Workspace.open(workspace) as ws:
@@ -86,13 +105,17 @@ def gather_inputs(
             truth,
             name=name,
             family=family,
-            snippet_repeat=snippet_repeat,
+            snippet_repeat=own_repeat if own_repeat is not None else snippet_repeat,
             video_order=video_order,
         )
-        for name, path, family in models
+        for name, path, family, own_repeat in models
     ]
-    labels_from = release or workspace
-    scene = load_scene_labels(labels_from) if labels_from is not None else None
+    labels_from = labels or release or workspace
+    scene = (
+        load_scene_labels(labels_from, catalogue=load_catalogue(catalogue))
+        if labels_from is not None
+        else None
+    )
     return truth, scores, scene
 
 
@@ -103,11 +126,14 @@ def read_probe_list(path: Path | str) -> dict:
     Returns the keyword arguments of :func:`gather_probe_inputs`."""
     path = Path(path)
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
+        entries = jsonio.loads(path.read_text(encoding="utf-8"))
 
         def specs(key: str) -> list[ModelSpec]:
             return [
-                (e["name"], path.parent / e["path"], e.get("family")) for e in entries.get(key, [])
+                ModelSpec(
+                    e["name"], path.parent / e["path"], e.get("family"), e.get("snippet_repeat")
+                )
+                for e in entries.get(key, [])
             ]
 
         return {
@@ -145,20 +171,24 @@ def gather_probe_inputs(
     return (
         [
             load_definition_scores(
-                path, ground_truth, name=name, family=family, snippet_repeat=snippet_repeat
+                spec.path,
+                ground_truth,
+                name=spec.name,
+                family=spec.family,
+                snippet_repeat=spec.snippet_repeat or snippet_repeat,
             )
-            for name, path, family in definition_scores
+            for spec in definition_scores
         ],
         load_events(events, ground_truth) if events is not None else None,
         load_queries(queries) if queries is not None else [],
         [
             load_features(
-                path,
+                spec.path,
                 ground_truth,
-                name=name,
-                family=family,
-                snippet_repeat=feature_snippet_frames,
+                name=spec.name,
+                family=spec.family,
+                snippet_repeat=spec.snippet_repeat or feature_snippet_frames,
             )
-            for name, path, family in features
+            for spec in features
         ],
     )
