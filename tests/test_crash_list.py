@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import vl_convert
 import yaml
-from vadscene.reliability import GOOD, _release_data, registry_workspace, write_clip
+from support.reliability import GOOD, _release_data, registry_workspace, write_clip
 
 from vadscene import jsonio
 from vadscene.audit import figures, run_audit
