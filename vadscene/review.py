@@ -312,7 +312,7 @@ class FactorAgreement:
     videos: int
     observed_agreement: float
     categories: tuple[str, ...]
-    pairs: tuple[PairAgreement, ...] = ()
+    pairs: tuple[PairAgreement, ...]
 
     @property
     def kappa_text(self) -> str:
@@ -504,7 +504,8 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
     return (
         alt.layer(cells, text)
         .properties(
-            width=alt.Step(170),
+            # Room for "name – name" labels, narrower as pairs multiply (tooltips keep them).
+            width=alt.Step(max(90, min(170, 900 // data["pair"].nunique()))),
             height=alt.Step(40),
             # Its designed size everywhere: Streamlit would otherwise fit a step-sized chart.
             autosize=alt.AutoSizeParams(type="pad", contains="padding"),
