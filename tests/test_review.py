@@ -597,3 +597,13 @@ def test_the_kappa_heatmap_holds_every_pair(small_workspace: Workspace) -> None:
 def test_no_heatmap_without_a_pair(small_workspace: Workspace) -> None:
     small_workspace.store.record_decision(ABUSE, "crowd", "few", annotator="ana")
     assert kappa_heatmap(agreement(small_workspace.store)) is None
+
+
+def test_one_read_of_the_decisions_serves_every_view(annotated: Workspace) -> None:
+    """The page reads the current decisions once and hands them to all three views."""
+    store = annotated.store
+    decisions = store.current_decisions()
+    assert review_table(annotated, decisions=decisions).equals(review_table(annotated))
+    assert agreement(store, decisions=decisions) == agreement(store)
+    assert auto_agreement(store, decisions=decisions) == auto_agreement(store)
+    assert auto_agreement(store)  # the example overrides an auto pole: something to compare

@@ -45,7 +45,9 @@ _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 # --- the review table -----------------------------------------------------------------------
 
 
-def review_table(workspace: Workspace) -> pd.DataFrame:
+def review_table(
+    workspace: Workspace, *, decisions: Sequence[Decision] | None = None
+) -> pd.DataFrame:
     """One row per registered video (sorted by id): its resolved values and filter flags.
 
     Columns: ``video``, ``category``, one column per catalogue factor holding the value a
@@ -64,12 +66,15 @@ def review_table(workspace: Workspace) -> pd.DataFrame:
       (the same names a release lists for it).
 
     Everything comes from one :meth:`~vadscene.store.AnnotationStore.current_decisions` read
-    and one marks read, never per-video queries. Measured once by hand on a generated store of
-    2,000 videos × 12 factors (45,691 current decisions: two annotators on every manual factor,
-    a third on 10 %, auto poles, overrides, consensus, flags) on a 2-core machine shared with
-    other work: 0.51-0.62 s (median of 11 runs; best 0.52 s), about 0.25 s of it the store read
-    itself. Resolving every (video, factor) separately instead of once per decision pattern
-    (see :func:`_resolved_values`) took 0.78 s.
+    (or ``decisions``, that read already made: the Review page shares one among the table and
+    both agreement views) and one marks read, never per-video queries. Measured once by hand
+    on a generated store of 2,000 videos × 12 factors (45,691 current decisions: two
+    annotators on every manual factor, a third on 10 %, auto poles, overrides, consensus,
+    flags) on a 2-core machine shared with other work: 0.51-0.62 s (median of 11 runs; best
+    0.52 s), about 0.25 s of it the store read itself. Resolving every (video, factor)
+    separately instead of once per decision pattern (see :func:`_resolved_values`) took
+    0.78 s. Deriving the disputes and their vote texts added 16-18 % (bench/app_bench.py's
+    store, old and new code timed in the same run).
     """
     catalogue = workspace.catalogue
     keys = list(catalogue.keys)
@@ -81,16 +86,15 @@ def review_table(workspace: Workspace) -> pd.DataFrame:
     store = workspace.store
     videos = store.videos()
     ids = pd.Index([v.video_id for v in videos], name="video")
-    decisions = [d for d in store.current_decisions() if d.value is not None]
+    if decisions is None:
+        decisions = store.current_decisions()
+    decisions = [d for d in decisions if d.value is not None]
     decided = pd.DataFrame(
         [(d.video_id, d.factor, d.value, d.annotator, d.source) for d in decisions],
         columns=[*_KEY, "value", "annotator", "source"],
     )
-    resolved = _resolved_values(decisions)
     disputed = disputes(decisions)
-    for (video, factor), dispute in disputed.items():
-        if pd.isna(resolved.at[video, factor]):  # unadjudicated: show who said what
-            resolved.at[video, factor] = dispute.text
+    resolved = _resolved_values(decisions, disputed)
     values = resolved.reindex(index=ids, columns=keys).astype(object).fillna("")
     marks = {key: m for key, m in store.marks().items() if m["flag"] or m["skip"] or m["note"]}
     manual = [f.key for f in catalogue.factors if f.source == "manual"]
@@ -198,10 +202,13 @@ def filter_review(table: pd.DataFrame, selected: Iterable[str]) -> pd.DataFrame:
     return table[table[chosen].any(axis=1)]
 
 
-def _resolved_values(decisions: Sequence[Decision]) -> pd.DataFrame:
+def _resolved_values(
+    decisions: Sequence[Decision], disputed: dict[tuple[str, str], Dispute]
+) -> pd.DataFrame:
     """Videos × factors of resolved values, through the release's own resolution rule.
 
-    Only (video, factor) pairs with a decision appear; an unadjudicated disagreement is None.
+    Only (video, factor) pairs with a decision appear; an unadjudicated disagreement — the
+    rule's None, which only a pair of ``disputed`` can give — holds its votes' text.
 
     Building a :class:`~vadscene.records.FactorDecision` per decision and calling
     :func:`~vadscene.release.resolve_assignment` per pair cost more than everything else
@@ -218,7 +225,7 @@ def _resolved_values(decisions: Sequence[Decision]) -> pd.DataFrame:
         return pd.DataFrame()
     resolved: dict[_Shape, str | None] = {}
     values = []
-    for group in groups.values():
+    for key, group in groups.items():
         shape = _shape(group)
         if shape not in resolved:
             resolved[shape] = resolve_assignment(
@@ -230,7 +237,7 @@ def _resolved_values(decisions: Sequence[Decision]) -> pd.DataFrame:
                 )
                 for annotator, source, value, rank in shape
             ).value
-        values.append(resolved[shape])
+        values.append(disputed[key].text if resolved[shape] is None else resolved[shape])
     index = pd.MultiIndex.from_tuples(list(groups), names=_KEY)
     return pd.Series(values, index=index, dtype=object).unstack("factor")
 
@@ -305,7 +312,7 @@ class FactorAgreement:
     videos: int
     observed_agreement: float
     categories: tuple[str, ...]
-    pairs: tuple[PairAgreement, ...] = ()
+    pairs: tuple[PairAgreement, ...]
 
     @property
     def kappa_text(self) -> str:
@@ -319,12 +326,15 @@ class FactorAgreement:
         return f"{self.kappa:.3f}"
 
 
-def agreement(store: AnnotationStore) -> list[FactorAgreement]:
+def agreement(
+    store: AnnotationStore, *, decisions: Sequence[Decision] | None = None
+) -> list[FactorAgreement]:
     """κ per manual factor (catalogue order) among the human annotators who rated it.
 
     Ratings are each human annotator's current value (manual decisions; "ambiguous" is a
-    category like any other). Auto poles and consensus decisions are left out: they are not
-    independent judgements.
+    category like any other), from the store or from ``decisions``, its current decisions
+    already read (the read dominates the cost on a large store). Auto poles and consensus
+    decisions are left out: they are not independent judgements.
 
     Every pair of annotators gets Cohen's κ over the videos both rated, so a late or partial
     annotator costs no pair its shared videos. All annotators together get one more
@@ -336,7 +346,7 @@ def agreement(store: AnnotationStore) -> list[FactorAgreement]:
     ratings = pd.DataFrame(
         [
             (d.video_id, d.factor, d.annotator, d.value)
-            for d in store.current_decisions()
+            for d in (store.current_decisions() if decisions is None else decisions)
             if d.value is not None and d.source in HUMAN_SOURCES
         ],
         columns=[*_KEY, "annotator", "value"],
@@ -404,13 +414,15 @@ class AutoAgreement:
         return self.agreed / self.videos if self.videos else math.nan
 
 
-def auto_agreement(store: AnnotationStore) -> list[AutoAgreement]:
+def auto_agreement(
+    store: AnnotationStore, *, decisions: Sequence[Decision] | None = None
+) -> list[AutoAgreement]:
     """Per measured factor (catalogue order) and person (by name): agreement with the pole.
 
     A person's value on a measured factor is an override, or the pole accepted as their own
     decision; either is compared with the factor's current auto pole on the same video, the
     same comparison as the Review table's "Manual ≠ auto" filter. Consensus decisions are
-    adjudications, not judgements, and are left out.
+    adjudications, not judgements, and are left out. ``decisions``: as in :func:`agreement`.
 
     Read with care: people record a value on a measured factor where they looked at it, often
     because the pole looked wrong, so the share describes the videos they decided — not how
@@ -418,7 +430,7 @@ def auto_agreement(store: AnnotationStore) -> list[AutoAgreement]:
     """
     poles: dict[tuple[str, str], str] = {}
     people: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for d in store.current_decisions():
+    for d in store.current_decisions() if decisions is None else decisions:
         if d.value is None:
             continue
         if d.source == "auto":
@@ -492,7 +504,8 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
     return (
         alt.layer(cells, text)
         .properties(
-            width=alt.Step(170),
+            # Room for "name – name" labels, narrower as pairs multiply (tooltips keep them).
+            width=alt.Step(max(90, min(170, 900 // data["pair"].nunique()))),
             height=alt.Step(40),
             # Its designed size everywhere: Streamlit would otherwise fit a step-sized chart.
             autosize=alt.AutoSizeParams(type="pad", contains="padding"),

@@ -34,7 +34,12 @@ reviewer = st.sidebar.text_input(
 @st.cache_data(max_entries=4, show_spinner="Building the review table…")
 def _views(root: str, revision: tuple) -> tuple:
     """The table and agreement for one store revision; reruns (filters, clicks) reuse them."""
-    return review_table(workspace), agreement(store), auto_agreement(store)
+    decisions = store.current_decisions()  # one read for all three views
+    return (
+        review_table(workspace, decisions=decisions),
+        agreement(store, decisions=decisions),
+        auto_agreement(store, decisions=decisions),
+    )
 
 
 def _share(value: float) -> str:
