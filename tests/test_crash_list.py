@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -506,3 +507,21 @@ def test_a_workspace_configuration_with_a_duplicated_key_is_refused(tmp_path: Pa
         Workspace.open(root)
     assert str(error.value).startswith(f"{config}: not valid YAML: ")
     assert 'key "dataset" appears twice in one mapping' in str(error.value)
+
+
+def test_folders_left_by_a_killed_report_run_are_removed_by_the_next(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    dead = subprocess.Popen(["true"])  # its process id is no longer running
+    dead.wait()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        stale = [tmp_path / f".report.{dead.pid}.{tag}" for tag in ("aa.new", "bb.old")]
+        running = tmp_path / f".report.{live.pid}.cc.new"  # another run, still writing
+        for folder in (*stale, running):
+            folder.mkdir()
+            (folder / "report.json").write_text("{}")
+        write_report(run_audit(_benchmark(12), n_bootstrap=0), out)
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["report", running.name])
+    finally:
+        live.kill()
+        live.wait()
