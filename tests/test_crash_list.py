@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -28,7 +29,13 @@ from vadscene.audit.report import write_report
 from vadscene.audit.sources import read_model_list
 from vadscene.catalogue import load_catalogue, parse_catalogue
 from vadscene.demo import build_demo_workspace
-from vadscene.errors import CatalogueError, ReleaseError, StoreError, VadsceneError
+from vadscene.errors import (
+    CatalogueError,
+    ReleaseError,
+    StoreError,
+    VadsceneError,
+    WorkspaceError,
+)
 from vadscene.release import read_release
 from vadscene.thresholds import rule_thresholds
 from vadscene.video_lists import read_video_list
@@ -473,3 +480,48 @@ def test_a_value_that_only_contains_the_word_is_allowed() -> None:
     color = next(f for f in data["factors"] if f["key"] == "color")
     color["values"] = [*color["values"], "ambiguously lit"]
     assert "ambiguously lit" in parse_catalogue(data).factor("color").values
+
+
+def test_a_yaml_catalogue_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "catalogue.yaml"
+    text = yaml.safe_dump(load_catalogue().model_dump(mode="json"), sort_keys=False)
+    # the second "source" would silently win with yaml.safe_load
+    path.write_text(text.replace("  source: manual\n", "  source: auto\n  source: manual\n", 1))
+    with pytest.raises(CatalogueError) as error:
+        load_catalogue(path)
+    assert str(error.value).startswith(f"{path}: not valid YAML: ")
+    assert 'key "source" appears twice in one mapping' in str(error.value)
+    assert "line " in str(error.value)
+
+
+def test_yaml_merge_keys_may_still_override() -> None:
+    text = "base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\n"
+    assert jsonio.load_yaml(text) == yaml.safe_load(text)
+
+
+def test_a_workspace_configuration_with_a_duplicated_key_is_refused(tmp_path: Path) -> None:
+    root = registry_workspace(tmp_path)
+    config = root / "vadscene.yaml"
+    config.write_text(config.read_text() + "dataset: other\n")
+    with pytest.raises(WorkspaceError) as error:
+        Workspace.open(root)
+    assert str(error.value).startswith(f"{config}: not valid YAML: ")
+    assert 'key "dataset" appears twice in one mapping' in str(error.value)
+
+
+def test_folders_left_by_a_killed_report_run_are_removed_by_the_next(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    dead = subprocess.Popen(["true"])  # its process id is no longer running
+    dead.wait()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        stale = [tmp_path / f".report.{dead.pid}.{tag}" for tag in ("aa.new", "bb.old")]
+        running = tmp_path / f".report.{live.pid}.cc.new"  # another run, still writing
+        for folder in (*stale, running):
+            folder.mkdir()
+            (folder / "report.json").write_text("{}")
+        write_report(run_audit(_benchmark(12), n_bootstrap=0), out)
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["report", running.name])
+    finally:
+        live.kill()
+        live.wait()

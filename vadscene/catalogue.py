@@ -211,7 +211,7 @@ def load_catalogue(path: Path | str | None = None) -> Catalogue:
         raise CatalogueError(f"{path}: catalogue file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        data = jsonio.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = jsonio.loads(text) if path.suffix.lower() == ".json" else jsonio.load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise CatalogueError(
             f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}"

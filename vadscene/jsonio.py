@@ -1,16 +1,20 @@
-"""Reading JSON strictly: a key given twice in one object is an error, never "the last wins".
+"""Reading JSON (and YAML) strictly: a key given twice in one object is an error, never "the
+last wins".
 
-Python's :func:`json.loads` keeps the last value of a repeated key (other readers keep the
-first, or fail), so a release, ground truth, catalogue or model list whose author pasted a
-key twice would be read as something nobody can tell from the file. Every JSON input vadscene
-reads goes through :func:`loads`; the refusal is a :class:`json.JSONDecodeError`, so each
-reader reports it as the file not being valid JSON, naming the file.
+Python's :func:`json.loads` and ``yaml.safe_load`` keep the last value of a repeated key (other
+readers keep the first, or fail), so a release, ground truth, catalogue or model list whose
+author pasted a key twice would be read as something nobody can tell from the file. Every JSON
+input vadscene reads goes through :func:`loads`, every YAML one through :func:`load_yaml`; the
+refusals are a :class:`json.JSONDecodeError` and a ``yaml.YAMLError``, so each reader reports
+them as the file not being valid JSON or YAML, naming the file.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import yaml
 
 _SHOWN_KEYS = 8
 
@@ -46,3 +50,28 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         duplicate = next(key for key in keys if key in seen or seen.add(key))
         raise DuplicateKeyError(duplicate, keys)
     return result
+
+
+class _StrictYamlLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` whose mappings refuse a key written twice (merge keys may override)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict):
+                continue  # unhashable: the base class says so
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f'key "{key}" appears twice in one mapping', key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, refusing a key repeated in one mapping (a ``yaml.YAMLError`` that
+    gives the line of the second one)."""
+    return yaml.load(text, Loader=_StrictYamlLoader)  # a SafeLoader: plain data only

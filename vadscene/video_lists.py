@@ -4,7 +4,8 @@ Real lists name videos in several ways — ``Abuse/Abuse028_x264.mp4`` (UCF-Crim
 ``Anomaly_Test.txt``), ``test/Abuse028_x264__1.npy`` (per-crop feature lists of RTFM, UR-DMU,
 PEL4VAD), bare ids (``01_0014``, ShanghaiTech). A video id is the file stem with a trailing
 crop index ``__N`` (and RTFM's feature suffix ``_i3d``) removed; the ten crops of one video
-count once, in first-seen order.
+count once, in first-seen order, and two other names of one id are an error
+(:func:`distinct_video_ids`). Ids are NFC-normalised.
 """
 
 from __future__ import annotations
@@ -81,7 +82,11 @@ def read_video_list(path: Path | str) -> list[str]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise VadsceneError(f"{path}: not a text file ({exc})") from None
-    entries = [(n, line) for n, line in enumerate(lines, 1) if line.strip() and line[0] != "#"]
+    entries = [
+        (number, line)
+        for number, line in enumerate(lines, 1)
+        if line.strip() and not line.startswith("#")
+    ]
     if not entries:
         raise VadsceneError(f"{path}: the video list is empty")
     try:

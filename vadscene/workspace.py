@@ -28,6 +28,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from vadscene import jsonio
 from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.errors import WorkspaceError, validation_problems
 from vadscene.files import atomic_write
@@ -285,7 +286,7 @@ class Workspace:
                 f"`vadscene init {root} --videos VIDEO_FOLDER` or `vadscene demo {root}`"
             )
         try:
-            data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+            data = jsonio.load_yaml(config_path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise WorkspaceError(f"{config_path}: not valid YAML: {exc}") from None
         try:

@@ -112,7 +112,8 @@ def write_report(
     """
     out_dir = Path(out_dir)
     check_report_folder(out_dir)
-    staging = out_dir.parent / f".{out_dir.name}.{uuid.uuid4().hex}.new"
+    _remove_stale_runs(out_dir)
+    staging = out_dir.parent / f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex}.new"
     try:
         written = _write_files(result, staging, progress)
         _swap_in(staging, out_dir)
@@ -135,6 +136,28 @@ def check_report_folder(out_dir: Path) -> None:
             f"{out_dir}: holds files that are not an audit report (e.g. {entries[0]}) and the "
             "report replaces its whole folder; give a new or empty folder, or an earlier report's"
         )
+
+
+def _remove_stale_runs(out_dir: Path) -> None:
+    """Remove the hidden folders a killed run left beside ``out_dir`` (``.<name>.<pid>.….new``
+    or ``.old``): those of processes no longer running; a live run's are its own."""
+    if not out_dir.parent.is_dir():
+        return
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(\d+)\.[0-9a-f]+\.(?:new|old)")
+    for sibling in out_dir.parent.iterdir():
+        match = pattern.fullmatch(sibling.name)
+        if match and sibling.is_dir() and not _running(int(match.group(1))):
+            shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _swap_in(staging: Path, out_dir: Path) -> None:
