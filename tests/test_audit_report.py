@@ -67,7 +67,11 @@ COLUMNS = {
     "resolved": ["granularity", "family", "resolved", "pairs"],
     "bias": [
         "model", "family", "factor", "positive", "negative", "primary", "role", "n_positive",
-        "n_negative", "bias_auroc", "ci_low", "ci_high", "p_bias",
+        "n_negative", "bias_auroc", "ci_low", "ci_high", "p_bias", "p_permutation", "p_holm",
+        "significant", "supported", "anomalous_share_positive", "anomalous_share_negative",
+        "n_positive_leak_free", "n_negative_leak_free", "bias_auroc_leak_free",
+        "ci_low_leak_free", "ci_high_leak_free", "p_bias_leak_free", "p_permutation_leak_free",
+        "p_holm_leak_free", "significant_leak_free", "supported_leak_free", "leakage_warning",
     ],
     "scene_pairs": ["model", "factor", "positive", "negative", "pair_type", "auroc", "weight"],
     "scene_conditioned": [
@@ -141,7 +145,13 @@ def _bias_rows() -> list[tuple]:
             value = round(BIAS_AUROC[positive] + 0.04 * i - 0.02 * (not primary), 4)
             low, high = round(value - 0.12, 4), round(value + 0.11, 4)
             p_bias = round(min(1.0, abs(value - 0.5) * 4), 3)
-            rows.append((model, FAMILY[model], *contrast, value, low, high, p_bias))
+            # population b: Normal videos only (half of each pole), closer to 0.5
+            free = round(0.5 + (value - 0.5) / 2, 4)
+            leak_free = (contrast[5] // 2, contrast[6] // 2, free, free - 0.2, free + 0.2)
+            tests = (0.01, 0.03, True, False, 0.5, 0.25)  # p_perm, Holm, ✓, support, shares
+            leak_free_tests = (0.2, 0.4, np.nan, False, False, False)
+            row = (model, FAMILY[model], *contrast, value, low, high, p_bias, *tests)
+            rows.append((*row, *leak_free, *leak_free_tests))
     return rows
 
 
@@ -268,8 +278,8 @@ def test_html_is_self_contained_with_one_inline_svg_per_figure(report: dict[str,
     page = written["report.html"].read_text()
     svg_files = [name for name in written if name.startswith("figures/")]
 
-    # composition, forest, decomposition, bias, and one scene-pair heatmap per model
-    assert len(svg_files) == 4 + len(MODELS)
+    # composition, forest, decomposition, bias (both populations), one heatmap per model
+    assert len(svg_files) == 5 + len(MODELS)
     assert page.count("<svg") == len(svg_files)
     assert not re.search(r"<(script|link|img|iframe)\b", page)
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)

@@ -9,6 +9,7 @@ anomalous videos score high (≈ 0.42), frames of Normal videos low (≈ 0.07).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import realdata_dir
 from scipy import stats
@@ -24,6 +25,7 @@ from vadscene.audit.scene import (
     holm_adjusted,
     permutation_p_value,
 )
+from vadscene.cli import run
 from vadscene.video_lists import read_video_list
 
 TOL = 1e-12
@@ -278,3 +280,49 @@ def test_rtfm_i3d_list_names_the_ground_truth_videos() -> None:
     assert listed[0] == "01_0015" and sorted(listed) == sorted(shanghai.video_ids)
     ucf_listed = read_video_list(root / "rtfm" / "ucf-i3d-test.list")
     assert ucf_listed[0] == "Abuse028_x264" and len(ucf_listed) == 290
+
+
+def test_cli_warns_about_leakage_and_states_partial_coverage(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ground truth, scores and labels as tables; the warning goes to stderr."""
+    gt = _small_benchmark(normal=40, anomalous=40)
+    video = np.array(gt.video_ids)[gt.video_index()]
+    frame = np.arange(gt.n_frames) - gt.offsets[gt.video_index()]
+    anomalous = (gt.anomalous_counts() > 0)[gt.video_index()]
+    noise = np.random.default_rng(0).normal(0, 0.05, gt.n_frames) * anomalous
+    pd.DataFrame(
+        {"video": video, "frame": frame, "label": gt.labels.astype(int), "category": ""}
+    ).assign(category=np.array(gt.categories)[gt.video_index()]).to_csv(
+        tmp_path / "gt.csv", index=False
+    )
+    pd.DataFrame(
+        {"video": video, "frame": frame, "score": np.where(anomalous, 0.42, 0.066) + noise}
+    ).to_csv(tmp_path / "scores.csv", index=False)
+    rows = [
+        (v, "color", "color" if v.startswith("Abuse") or i % 2 else "grayscale")
+        for i, v in enumerate(gt.video_ids)
+    ]
+    rows += [(v, "crowd", "few" if i % 2 else "many") for i, v in enumerate(gt.video_ids[:30])]
+    pd.DataFrame(rows, columns=["video", "factor", "value"]).to_csv(
+        tmp_path / "labels.csv", index=False
+    )
+    code = run(
+        [
+            "audit",
+            "--gt",
+            str(tmp_path / "gt.csv"),
+            "--scores",
+            f"vlm={tmp_path / 'scores.csv'}",
+            "--labels",
+            str(tmp_path / "labels.csv"),
+            "--bootstrap",
+            "200",
+            "--out",
+            str(tmp_path / "report"),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "warning: vlm on color (color vs grayscale): bias-AUC" in captured.err
+    assert "color: 80 of 80 videos" in captured.out and "crowd: 30 of 80 videos" in captured.out

@@ -186,3 +186,40 @@ def test_label_studio_import_skips_comment_results_with_a_count(
     with Workspace.open(root) as workspace:
         (decision,) = workspace.store.current_decisions(annotator="ann@lab.org")
         assert (decision.video_id, decision.factor, decision.value) == (ROAD, "crowd", "many")
+
+
+def test_cli_refuses_labels_naming_no_video_before_any_work(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = [(v.removesuffix("_x264"), f, x) for v, f, x in _release_values(demo)]
+    table = tmp_path / "labels.csv"
+    pd.DataFrame(short, columns=["video", "factor", "value"]).to_csv(table, index=False)
+    out = tmp_path / "report"
+    code = run(
+        [
+            "audit",
+            "--workspace",
+            str(demo),
+            "--models",
+            str(demo / "benchmark" / "models.json"),
+            "--labels",
+            str(table),
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 1 and not out.exists()
+    err = capsys.readouterr().err
+    assert "labelled videos match no video of the ground truth" in err
+    assert "Arson001 (did you mean Arson001_x264?)" in err
+
+
+def test_a_release_and_a_label_table_together_are_refused(demo: Path) -> None:
+    from vadscene.audit.inputs import AuditInputError
+
+    with pytest.raises(AuditInputError, match=r"a release or a label table .* not both"):
+        gather_inputs(
+            ground_truth=demo / "benchmark" / "ground_truth.txt",
+            release=demo / "release.json",
+            labels=demo / "release.csv",
+        )

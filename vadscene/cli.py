@@ -515,7 +515,10 @@ def audit(
     ] = None,
     workspace: Annotated[
         Path | None,
-        typer.Option(help="Scene labels, ground truth and frame counts from this workspace."),
+        typer.Option(
+            help="Ground truth, frame counts and scene labels (unless --release or --labels) "
+            "from this workspace."
+        ),
     ] = None,
     labels: Annotated[
         Path | None,

@@ -547,33 +547,29 @@ def _bias_blocks(result: AuditResult) -> list[_Block]:
     bootstrap = result.conventions.get("bootstrap") or {}
     support = bootstrap.get("min_pole_support")
     level = bootstrap.get("significance_level")
-    blocks += [
-        _Table(table, labels=4),
-        _Note(
-            "bias-AUC uses normal footage only: the probability that a ⊕ video's mean "
-            "normal-frame score exceeds a ⊖ video's (n ⊕, n ⊖: videos at each pole). 0.5 means "
-            "the scores do not respond to the factor; the band 0.45–0.55 counts as practically "
-            "unbiased, and p_bias is the share of bootstrap replicates (videos resampled within "
-            "each pole) falling outside it. bias-AUC does not depend on how many videos each "
-            "pole has; a small pole only widens the interval. Control factors correlate with "
-            "the anomaly class by construction: read them as a check, not as scene reliance."
-        ),
-    ]
+    note = (
+        "bias-AUC uses normal footage only: the probability that a ⊕ video's mean "
+        "normal-frame score exceeds a ⊖ video's (n ⊕, n ⊖: videos at each pole). 0.5 means "
+        "the scores do not respond to the factor; the band 0.45–0.55 counts as practically "
+        "unbiased, and p_bias is the share of bootstrap replicates (videos resampled within "
+        "each pole) falling outside it. bias-AUC does not depend on how many videos each "
+        "pole has; a small pole only widens the interval. Control factors correlate with "
+        "the anomaly class by construction: read them as a check, not as scene reliance."
+    )
     if two_populations:
-        blocks.append(
-            _Note(
-                "Two populations, side by side. All videos (the paper's s̄⁰, the default) also "
-                "averages the normal stretches of anomalous videos, where a scorer's anomaly "
-                "evidence leaks in: a factor whose poles hold different shares of anomalous "
-                "videos (anomalous ⊕ / ⊖) moves it without any scene response. Normal videos "
-                "only cannot be moved that way. p_perm is a calibrated test of b = 0.5: the "
-                "share of pole-label shuffles among the contrast's videos whose bias-AUC is at "
-                "least as far from 0.5; ✓ marks cells significant after Holm correction across "
-                f"contrasts (per model and population, family-wise level {_plain(level)}). "
-                f"Below {_plain(support)} videos at either pole the cell reads "
-                '"insufficient support" instead of p_bias and is left out of the correction.'
-            )
+        note += (
+            " Two populations, side by side. All videos (the paper's s̄⁰, the default) also "
+            "averages the normal stretches of anomalous videos, where a scorer's anomaly "
+            "evidence leaks in: a factor whose poles hold different shares of anomalous "
+            "videos (anomalous ⊕ / ⊖) moves it without any scene response. Normal videos "
+            "only cannot be moved that way. p_perm is a calibrated test of b = 0.5: the "
+            "share of pole-label shuffles among the contrast's videos whose bias-AUC is at "
+            "least as far from 0.5; ✓ marks cells significant after Holm correction across "
+            f"contrasts (per model and population, family-wise level {_plain(level)}). "
+            f"Below {_plain(support)} videos at either pole the cell reads "
+            '"insufficient support" instead of p_bias and is left out of the correction.'
         )
+    blocks += [_Table(table, labels=4), _Note(note)]
     return blocks
 
 

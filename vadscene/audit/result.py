@@ -26,10 +26,13 @@ Columns (all tables):
     granularity, family ("all" or a family name, pairs within that family), resolved, pairs
 ``bias`` — one row per model × contrast:
     model, family, factor, positive, negative, primary, role, n_positive, n_negative,
-    bias_auroc, ci_low, ci_high, p_bias, p_permutation, p_holm, significant, supported
-    (population (a): normal frames of all videos), anomalous_share_positive,
-    anomalous_share_negative, the same cells for population (b) with the suffix
-    ``_leak_free`` (Normal videos only), leakage_warning (see docs/metrics.md)
+    bias_auroc, ci_low, ci_high, p_bias, p_permutation, p_holm, significant, supported,
+    anomalous_share_positive, anomalous_share_negative, n_positive_leak_free,
+    n_negative_leak_free, bias_auroc_leak_free, ci_low_leak_free, ci_high_leak_free,
+    p_bias_leak_free, p_permutation_leak_free, p_holm_leak_free, significant_leak_free,
+    supported_leak_free, leakage_warning
+    (unsuffixed cells: population a, normal frames of all videos; ``_leak_free``: population
+    b, Normal videos only; see docs/metrics.md)
 ``scene_pairs`` — one row per model × contrast × pair type:
     model, factor, positive, negative, pair_type ∈ {"++", "--", "+-", "-+"}, auroc, weight
 ``scene_conditioned`` — one row per model × contrast:

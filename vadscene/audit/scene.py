@@ -127,7 +127,7 @@ def match_to_ground_truth(scene: SceneLabels, ground_truth: GroundTruth) -> Scen
         scene.contrasts,
         {f: {v: x for v, x in per_video.items() if v in known} for f, per_video in values.items()},
         scene.source,
-        not_in_ground_truth=tuple(unknown),
+        not_in_ground_truth=tuple(sorted({*unknown, *scene.not_in_ground_truth})),
     )
 
 

@@ -23,7 +23,7 @@ from vadscene.audit.definitions import (
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.loaders import ModelSpec, load_ground_truth, load_scores
 from vadscene.audit.prototypes import Features, load_features
-from vadscene.audit.scene import SceneLabels, load_scene_labels
+from vadscene.audit.scene import SceneLabels, load_scene_labels, match_to_ground_truth
 from vadscene.catalogue import load_catalogue
 from vadscene.workspace import Workspace
 
@@ -74,13 +74,11 @@ def gather_inputs(
     """Load ground truth, scores and scene labels; a workspace fills in what is not given.
 
     ``snippet_repeat`` applies to the models whose spec gives none. Scene labels come from
-    one of ``release``, ``labels`` (a label table, validated against ``catalogue``: a file,
-    default UCF-Crime's) or ``workspace``.
+    ``release`` or ``labels`` (a label table, validated against ``catalogue``: a file,
+    default UCF-Crime's), which replace the workspace's own labels, else from ``workspace``.
     """
-    if sum(x is not None for x in (release, labels, workspace)) > 1:
-        raise AuditInputError(
-            "give one source of scene labels: a release, a label table or a workspace"
-        )
+    if release is not None and labels is not None:
+        raise AuditInputError("give a release or a label table for the scene labels, not both")
     registry: dict[str, int] | None = None
     if workspace is not None:
         with Workspace.open(workspace) as ws:
@@ -99,6 +97,15 @@ def gather_inputs(
         frame_counts=frame_counts,
         registry_counts=registry,
     )
+    labels_from = labels or release or workspace
+    scene = (
+        # matched before the scores load, so mismatched ids cost no waiting
+        match_to_ground_truth(
+            load_scene_labels(labels_from, catalogue=load_catalogue(catalogue)), truth
+        )
+        if labels_from is not None
+        else None
+    )
     scores = [
         load_scores(
             path,
@@ -110,12 +117,6 @@ def gather_inputs(
         )
         for name, path, family, own_repeat in models
     ]
-    labels_from = labels or release or workspace
-    scene = (
-        load_scene_labels(labels_from, catalogue=load_catalogue(catalogue))
-        if labels_from is not None
-        else None
-    )
     return truth, scores, scene
 
 
