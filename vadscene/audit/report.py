@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
+import os
 import re
 import shutil
 import uuid
