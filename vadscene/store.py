@@ -253,10 +253,6 @@ class AnnotationStore:
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def get_meta(self, key: str) -> str | None:
-        rows = self._read("SELECT value FROM meta WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
-
     def register_videos(self, videos: Iterable[VideoInfo]) -> tuple[int, int]:
         """Add or refresh videos in one transaction; returns (added, updated).
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import math
-import numbers
 import os
 import re
 import uuid
@@ -501,13 +500,8 @@ def _replicates(result: AuditResult) -> str:
 # --- formatting -------------------------------------------------------------------------------
 
 
-def _finite(value: Any) -> bool:
-    """A real, finite number — numpy scalars included (the engine may leave them in summary)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _num(value: Any, digits: int = 4, *, signed: bool = False) -> str:
-    if not _finite(value):
+    if not figures.is_finite_number(value):
         return "n/a"
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
@@ -515,17 +509,17 @@ def _num(value: Any, digits: int = 4, *, signed: bool = False) -> str:
 def _ci(value: Any, low: Any, high: Any, *, signed: bool = False) -> str:
     """``0.8412 [0.8120, 0.8690]``; the bracket is left out when the interval is undefined."""
     text = _num(value, signed=signed)
-    if _finite(low) and _finite(high):
+    if figures.is_finite_number(low) and figures.is_finite_number(high):
         text += f" [{_num(low, signed=signed)}, {_num(high, signed=signed)}]"
     return text
 
 
 def _pct(value: Any) -> str:
-    return figures.percent(value) if _finite(value) else "n/a"
+    return figures.percent(value) if figures.is_finite_number(value) else "n/a"
 
 
 def _count(value: Any) -> str:
-    return f"{int(value):,}" if _finite(value) else "n/a"
+    return f"{int(value):,}" if figures.is_finite_number(value) else "n/a"
 
 
 def _plain(value: Any) -> str:
