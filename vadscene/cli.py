@@ -658,7 +658,7 @@ def _failure(exc: Exception) -> tuple[str, int]:
         return _usage_message(exc), getattr(exc, "exit_code", 1)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or exc}", 1
+        return f"{where}{_OS_ERROR_WORDS.get(type(exc), exc.strerror or str(exc))}", 1
     if isinstance(exc, ImportError):
         return (
             f"this command needs the Python package '{exc.name}', which is not installed "
@@ -670,6 +670,14 @@ def _failure(exc: Exception) -> tuple[str, int]:
         "'vadscene --debug ...' for the traceback and report it",
         1,
     )
+
+
+_OS_ERROR_WORDS = {
+    IsADirectoryError: "is a folder; expected a file",
+    NotADirectoryError: "part of the path is a file; expected a folder",
+    PermissionError: "permission denied (check the file's owner and mode)",
+}
+"""I/O errors in the words of :func:`run`: what is wrong and what was expected."""
 
 
 def _usage_message(exc: typer.TyperException) -> str:
