@@ -661,8 +661,8 @@ def _failure(exc: Exception) -> tuple[str, int]:
         return f"{where}{_OS_ERROR_WORDS.get(type(exc), exc.strerror or str(exc))}", 1
     if isinstance(exc, ImportError):
         return (
-            f"this command needs the Python package '{exc.name}', which is not installed "
-            f"(pip install {exc.name})",
+            f"this command needs the Python module '{exc.name}', which is not installed: "
+            "vadscene's dependencies are incomplete (reinstall with pip install vadscene)",
             1,
         )
     return (
