@@ -216,8 +216,8 @@ def _wait_for(condition: Callable[[], object], what: str, timeout: float = ACK_T
 class AppServer:
     """`vadscene app` on one workspace and port, in its own process group.
 
-    `vadscene app` runs Streamlit as a child process, so killing only the `vadscene` process
-    would leave the server running: :meth:`sigkill` kills the whole group.
+    `vadscene app` becomes the Streamlit server (it execs it, keeping its process id); any
+    process Streamlit starts shares the group, so :meth:`sigkill` kills the whole group.
     """
 
     def __init__(self, root: Path, log: Path) -> None:
