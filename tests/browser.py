@@ -55,13 +55,15 @@ def chromium_page(width: int = 1300, height: int = 1000) -> Iterator[object]:
 
 
 @contextmanager
-def served_app(root: Path, log_path: Path) -> Iterator[str]:
+def served_app(root: Path, log_path: Path, python: Path | None = None) -> Iterator[str]:
     """``vadscene app ROOT`` on a free port, its output in ``log_path``; yields its URL once
-    Streamlit answers its health check, and stops it afterwards."""
+    Streamlit answers its health check, and stops it afterwards. ``python``: the interpreter
+    to serve with (default: this one)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-c", "from vadscene.cli import main; main()", "app", str(root)]
+    interpreter = str(python or sys.executable)
+    command = [interpreter, "-c", "from vadscene.cli import main; main()", "app", str(root)]
     with log_path.open("wb") as log:
         server = subprocess.Popen([*command, "--port", str(port)], stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from browser import require_chromium, served_app
-from helpers import write_video
+from helpers import copy_demo, write_video
 from support.reliability import annotate_example
 
 from vadscene.catalogue import Catalogue, load_catalogue
-from vadscene.demo import build_demo_workspace
+from vadscene.cli import run
 from vadscene.workspace import Workspace
 
 SMALL_BENCHMARK = {
@@ -71,12 +73,36 @@ def annotated(small_workspace: Workspace) -> Workspace:
     return small_workspace
 
 
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
+    """`vadscene demo` run once per test session: (workspace, exit code, stdout).
+
+    Rendering the demo's videos takes tens of seconds, so every test that needs a demo
+    workspace copies this one (:func:`copy_demo`) instead of building its own.
+    """
+    root = tmp_path_factory.mktemp("demo-template") / "demo"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = run(["demo", str(root)])
+    return root, code, stdout.getvalue()
+
+
+@pytest.fixture(scope="session")
+def demo_template(demo_build: tuple[Path, int, str]) -> Path:
+    """The session's demo workspace; never changed — copy it (:func:`copy_demo`) to write."""
+    root, code, output = demo_build
+    assert code == 0, output
+    return root
+
+
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """`vadscene app` serving a fresh demo workspace, for one test module's browser tests:
-    (url, workspace root)."""
+def served(
+    demo_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """`vadscene app` serving a fresh copy of the demo workspace, for one test module's
+    browser tests: (url, workspace root)."""
     require_chromium()
     base = tmp_path_factory.mktemp("served")
-    build_demo_workspace(base / "demo").close()
-    with served_app(base / "demo", base / "server.log") as url:
-        yield url, base / "demo"
+    root = copy_demo(demo_template, base / "demo")
+    with served_app(root, base / "server.log") as url:
+        yield url, root

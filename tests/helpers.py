@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
@@ -50,6 +51,13 @@ def write_video(
     return write_clip(
         path, frames=frames, faststart=faststart, codec=codec, fps=fps, width=width, height=height
     )
+
+
+def copy_demo(template: Path, dest: Path) -> Path:
+    """A copy of the demo workspace at ``dest`` (it holds its benchmark, so it can move);
+    ``template`` is the session's ``demo_template`` fixture."""
+    shutil.copytree(template, dest)
+    return dest
 
 
 E = TypeVar("E", bound=Exception)

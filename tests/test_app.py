@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import copy_demo
 from streamlit.testing.v1 import AppTest
 
 from vadscene.paths import app_entry_point
@@ -38,11 +39,9 @@ def test_without_a_workspace_the_app_says_how_to_start(
 
 
 @pytest.fixture
-def demo_app(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    from vadscene.demo import build_demo_workspace
-
-    root = tmp_path_factory.mktemp("app") / "demo"
-    build_demo_workspace(root).close()
+def demo_app(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh copy of the session's demo workspace, served to AppTest."""
+    root = copy_demo(demo_template, tmp_path / "demo")
     monkeypatch.setenv("VADSCENE_WORKSPACE", str(root))
     return root
 

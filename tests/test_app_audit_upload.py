@@ -21,6 +21,9 @@ from sklearn.metrics import roc_auc_score
 
 from vadscene.demo import load_demo_manifest
 
+# Drives the served app in headless Chromium (excluded from `make test-fast`).
+pytestmark = pytest.mark.browser
+
 TIMEOUT = 60_000  # ms; machines running the suite are loaded
 CSV_MODEL = "uploaded_localizer"  # the file's stem is the model name on the page
 PARQUET_MODEL = "uploaded_constant"

@@ -12,6 +12,9 @@ import pytest
 from browser import chromium_page
 from helpers import ARTIFACTS, current_values
 
+# Drives the served app in headless Chromium (excluded from `make test-fast`).
+pytestmark = pytest.mark.browser
+
 VIDEO = "Arson001_x264"
 
 

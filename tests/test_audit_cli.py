@@ -9,11 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from browser import chromium_page
-from helpers import ARTIFACTS
+from helpers import ARTIFACTS, copy_demo
 from sklearn.metrics import roc_auc_score
 
 from vadscene.cli import run
-from vadscene.demo import build_demo_workspace
 
 REPORT_FILES = {
     "report.json",
@@ -32,10 +31,8 @@ REPORT_FILES = {
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("audit") / "demo"
-    build_demo_workspace(root).close()
-    return root
+def demo(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_demo(demo_template, tmp_path_factory.mktemp("audit") / "demo")
 
 
 def _audit_demo(demo: Path, out: Path, *, bootstrap: int) -> int:
@@ -133,6 +130,7 @@ def test_audit_input_errors_are_one_message(
     assert "bad.npy" in err and "Traceback" not in err
 
 
+@pytest.mark.browser
 def test_report_html_opens_in_a_browser_and_shows_the_figures(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     code = _audit_demo(demo, out, bootstrap=100)

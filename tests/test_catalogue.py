@@ -159,3 +159,19 @@ def test_unreadable_catalogue_files(tmp_path: Path) -> None:
 def test_unknown_factor_lookup_lists_known_keys(catalogue: Catalogue) -> None:
     with pytest.raises(CatalogueError, match=r"unknown factor 'colour'.*color, resolution"):
         catalogue.factor("colour")
+
+
+def test_listed_contrasts_are_primary_only_when_marked() -> None:
+    """A custom catalogue's listed contrasts corroborate unless marked ``primary: true``; the
+    one contrast implied by a two-valued factor is primary."""
+    data = _default_data()
+    location = next(f for f in data["factors"] if f["key"] == "location")
+    location["contrasts"] = [
+        {"positive": "residential", "negative": "commercial"},
+        {"positive": "fuel-station", "negative": "commercial", "primary": True},
+    ]
+    color = next(f for f in data["factors"] if f["key"] == "color")
+    color.pop("contrasts", None)
+    catalogue = parse_catalogue(data)
+    assert [c.primary for c in catalogue.factor("location").contrasts] == [False, True]
+    assert [c.primary for c in catalogue.factor("color").contrasts] == [True]

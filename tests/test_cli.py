@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import copy_demo
 
+from vadscene import cli
 from vadscene.cli import app, run
 from vadscene.errors import WorkspaceError
 
@@ -63,10 +65,16 @@ def test_every_command_has_help_ending_in_an_example(
     assert help_text.rstrip().endswith(help_text[help_text.index("Example:") :].rstrip())
 
 
-def test_demo_export_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """The acceptance path: demo → export (JSON + CSV) → validate, schema beside the release."""
-    workspace, release, table = tmp_path / "w", tmp_path / "r.json", tmp_path / "r.csv"
-    assert _cli(capsys, "demo", workspace)[0] == 0
+def test_demo_export_validate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, demo_build: tuple[Path, int, str]
+) -> None:
+    """The acceptance path: demo → export (JSON + CSV) → validate, schema beside the release.
+
+    `vadscene demo` itself ran once for the session (the ``demo_build`` fixture)."""
+    template, code, output = demo_build
+    assert code == 0 and f"demo workspace {template}: 12 videos" in output
+    workspace = copy_demo(template, tmp_path / "w")
+    release, table = tmp_path / "r.json", tmp_path / "r.csv"
     code, out, _ = _cli(capsys, "export", workspace, "--out", release, "--csv", table)
     assert code == 0, out
     assert (tmp_path / "release-v1.schema.json").is_file()
@@ -143,3 +151,45 @@ def test_debug_lets_the_error_and_its_traceback_through(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="not a vadscene workspace"):
         run(["--debug", "export", str(tmp_path / "nothing"), "--out", str(tmp_path / "r.json")])
     assert run(["export", str(tmp_path / "nothing"), "--out", str(tmp_path / "r.json")]) == 1
+
+
+def _status_at_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
+) -> list[str]:
+    monkeypatch.setattr(cli.out, "width", 80)
+    code, out, err = _cli(capsys, "status", root)
+    assert (code, err) == (0, "")
+    return out.splitlines()
+
+
+def test_status_is_readable_at_80_columns_and_prints_names_verbatim(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, small_workspace
+) -> None:
+    store = small_workspace.store
+    video = store.video_ids()[0]
+    store.record_decision(video, "color", "grayscale", annotator="[/]")  # rich markup, as text
+    store.record_decision(video, "color", "color", annotator="[bold]ana")
+    store.record_decision(video, "crowd", "few", annotator="[bold]ana")
+    lines = _status_at_80_columns(capsys, monkeypatch, small_workspace.root)
+    table = [line for line in lines if "│" in line or "┃" in line]
+    assert table and all(len(line) <= 80 for line in table)
+    text = "\n".join(lines)
+    assert "…" not in text  # no column squeezed to an ellipsis
+    assert "[/]" in text and "[bold]ana" in text
+    # Every manual factor is a row, with each annotator's count of decided videos.
+    rows = {
+        cells[0]: cells[1:]
+        for cells in (
+            [c.strip() for c in line.split("│")[1:-1]] for line in table if line.startswith("│")
+        )
+    }
+    assert rows["color"] == ["1", "1"] and rows["crowd"] == ["0", "1"]
+    assert rows["videos complete"] == ["0/4", "0/4"]
+
+
+def test_status_without_annotators_says_so_instead_of_an_empty_table(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, small_workspace
+) -> None:
+    lines = _status_at_80_columns(capsys, monkeypatch, small_workspace.root)
+    assert lines[-1] == "no annotator has recorded a decision yet"
+    assert not any("annotator" in line and "│" in line for line in lines)

@@ -364,6 +364,7 @@ def regenerate(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Demo
     return run
 
 
+@pytest.mark.slow  # renders the demo again
 def test_same_seed_gives_identical_files(bench, regenerate) -> None:
     again = regenerate(0)
     first, second = _deterministic_files(bench.root), _deterministic_files(again.root)
@@ -376,6 +377,7 @@ def test_same_seed_gives_identical_files(bench, regenerate) -> None:
         assert (bench.video_dir / name).read_bytes() == (again.video_dir / name).read_bytes()
 
 
+@pytest.mark.slow  # renders the demo again
 def test_different_seed_changes_scores_but_not_the_design(bench, regenerate) -> None:
     other = regenerate(1)
     assert other.videos == bench.videos

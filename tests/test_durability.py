@@ -23,7 +23,6 @@ import json
 import os
 import queue
 import random
-import shutil
 import signal
 import socket
 import sqlite3
@@ -39,12 +38,14 @@ from typing import Any
 
 import pytest
 from browser import chromium_page, require_chromium
-from helpers import ARTIFACTS, current_values
+from helpers import ARTIFACTS, copy_demo, current_values
 
 from vadscene.catalogue import AMBIGUOUS, load_catalogue
-from vadscene.demo import build_demo_workspace
 from vadscene.store import Decision
 from vadscene.workspace import Workspace
+
+# Kills processes and serves the app (excluded from `make test-fast`).
+pytestmark = pytest.mark.durability
 
 CATALOGUE = load_catalogue()
 FACTORS = {f.key: f for f in CATALOGUE.factors}
@@ -215,8 +216,8 @@ def _wait_for(condition: Callable[[], object], what: str, timeout: float = ACK_T
 class AppServer:
     """`vadscene app` on one workspace and port, in its own process group.
 
-    `vadscene app` runs Streamlit as a child process, so killing only the `vadscene` process
-    would leave the server running: :meth:`sigkill` kills the whole group.
+    `vadscene app` becomes the Streamlit server (it execs it, keeping its process id); any
+    process Streamlit starts shares the group, so :meth:`sigkill` kills the whole group.
     """
 
     def __init__(self, root: Path, log: Path) -> None:
@@ -283,17 +284,7 @@ class AppServer:
 # --- fixtures ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo workspace, built once and copied by every test (it can be moved)."""
-    root = tmp_path_factory.mktemp("durability") / "demo"
-    build_demo_workspace(root).close()
-    return root
-
-
-def _copy(template: Path, dest: Path) -> Path:
-    shutil.copytree(template, dest)
-    return dest
+# demo_template (conftest.py): the session's demo workspace, copied by every test.
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +292,7 @@ def app(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """One app server shared by the browser tests (the crash test kills and restarts it)."""
     require_chromium()
     base = tmp_path_factory.mktemp("served")
-    server = AppServer(_copy(demo_template, base / "ws"), base / "server.log")
+    server = AppServer(copy_demo(demo_template, base / "ws"), base / "server.log")
     server.start()
     yield server
     server.stop()
@@ -381,7 +372,7 @@ def test_sigkilled_writer_loses_no_acknowledged_decision(
     decision is in the log with its planned values and in ack order, at most the one decision in
     flight is committed without an ack, nothing half-written shows, a restarted writer appends
     after what survived, and the database passes integrity_check."""
-    root = _copy(demo_template, tmp_path / "ws")
+    root = copy_demo(demo_template, tmp_path / "ws")
     before = len(_log(root))
     videos = ["Arson001_x264", "Robbery001_x264", "Normal_Videos_003_x264"]
     kill_after = random.Random(seed).randint(15, 45)

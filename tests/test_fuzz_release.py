@@ -33,6 +33,7 @@ from vadscene.errors import ReleaseError
 from vadscene.release import parse_release
 
 
+@pytest.mark.slow  # 1,000 examples: excluded from `make test-fast`
 @settings(FUZZ_SETTINGS, max_examples=1000)
 @given(release_inputs())
 def test_import_is_refused_cleanly_or_reproduces_the_release(item: ReleaseInput) -> None:

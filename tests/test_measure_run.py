@@ -15,6 +15,7 @@ import av
 import cv2
 import numpy as np
 import pytest
+from helpers import copy_demo
 
 from vadscene import measure, measure_run
 from vadscene.cli import run
@@ -200,6 +201,7 @@ def test_ground_truth_excludes_anomalous_segments_from_motion(tmp_path: Path) ->
     without.close()
 
 
+@pytest.mark.slow  # starts a local Dask cluster
 def test_dask_cluster_gives_the_same_numbers_as_local_processes(
     workspace: Workspace, tmp_path: Path
 ) -> None:
@@ -220,10 +222,12 @@ def test_dask_cluster_gives_the_same_numbers_as_local_processes(
             assert _values(remote, statistic) == _values(workspace, statistic)
 
 
-def test_demo_measured_poles_recover_the_planted_resolution(tmp_path: Path) -> None:
-    from vadscene.demo import build_demo_workspace, load_demo_manifest
+def test_demo_measured_poles_recover_the_planted_resolution(
+    demo_template: Path, tmp_path: Path
+) -> None:
+    from vadscene.demo import load_demo_manifest
 
-    with build_demo_workspace(tmp_path / "demo") as demo:
+    with Workspace.open(copy_demo(demo_template, tmp_path / "demo")) as demo:
         planted = load_demo_manifest(demo.root / "benchmark").videos
         poles = _auto_poles(demo, "resolution")
         assert {v.video_id: v.planted["resolution"] for v in planted} == poles

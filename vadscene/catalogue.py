@@ -38,8 +38,10 @@ class Contrast(BaseModel):
     positive: str = Field(description="The ⊕ pole.")
     negative: str = Field(description="The ⊖ pole.")
     primary: bool = Field(
-        default=True,
-        description="Counted among the benchmark's primary contrasts; false = corroboration only.",
+        default=False,
+        description="Counted among the benchmark's primary contrasts; false (the default for a "
+        "listed contrast) = corroboration only. The contrast implied by a two-valued factor "
+        "is primary.",
     )
 
     @property
@@ -103,7 +105,8 @@ class Factor(BaseModel):
         if isinstance(data, dict) and not data.get("contrasts"):
             values = data.get("values")
             if isinstance(values, list | tuple) and len(values) == 2:
-                data = {**data, "contrasts": [{"positive": values[0], "negative": values[1]}]}
+                implied = {"positive": values[0], "negative": values[1], "primary": True}
+                data = {**data, "contrasts": [implied]}
         return data
 
     @model_validator(mode="after")
@@ -143,10 +146,6 @@ class Factor(BaseModel):
     def allows(self, value: str) -> bool:
         """True when ``value`` is one of the factor's values or :data:`AMBIGUOUS`."""
         return value == AMBIGUOUS or value in self.values
-
-    @property
-    def primary_contrast(self) -> Contrast | None:
-        return next((c for c in self.contrasts if c.primary), None)
 
 
 class Catalogue(BaseModel):

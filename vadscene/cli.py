@@ -22,7 +22,8 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from vadscene import __version__, jsonio
 from vadscene.errors import ReleaseError, VadsceneError, validation_problems
@@ -178,22 +179,38 @@ def status(workspace: WorkspaceArg) -> None:
     """Show a workspace's videos, annotators and annotation progress."""
     with Workspace.open(workspace, read_only=True) as ws:
         store = ws.store
-        videos = store.videos()
         out.print(
-            f"[bold]{ws.config.dataset}[/bold] at {ws.root}: {len(videos)} videos, "
-            f"catalogue '{ws.catalogue.name}' ({len(ws.catalogue.factors)} factors)"
-        )
-        table = Table("annotator", "videos complete", *ws.catalogue.keys)
-        for name in store.annotators():
-            progress = store.progress(name)
-            table.add_row(
-                name,
-                f"{progress.complete}/{progress.videos}",
-                *(str(progress.decided_by_factor.get(k, "auto")) for k in ws.catalogue.keys),
+            Text.assemble(
+                (ws.config.dataset, "bold"),
+                f" at {ws.root}: {len(store.videos())} videos, catalogue "
+                f"'{ws.catalogue.name}' ({len(ws.catalogue.factors)} factors)",
             )
-        out.print(table)
+        )
+        annotators = store.annotators()
+        if not annotators:
+            out.print("no annotator has recorded a decision yet", markup=False)
+        progress = {name: store.progress(name) for name in annotators}
+        manual = [f.key for f in ws.catalogue.factors if f.source == "manual"]
+        # Factors down, annotators across (a few per table): readable at 80 columns, where
+        # one column per factor was squeezed to "co…".
+        for start in range(0, len(annotators), _STATUS_ANNOTATORS_PER_TABLE):
+            names = annotators[start : start + _STATUS_ANNOTATORS_PER_TABLE]
+            table = Table(Column("videos decided", overflow="fold"))
+            for name in names:
+                table.add_column(Text(name), justify="right", overflow="fold")
+            table.add_row(
+                "videos complete",
+                *(f"{progress[n].complete}/{progress[n].videos}" for n in names),
+                end_section=True,
+            )
+            for key in manual:
+                table.add_row(key, *(str(progress[n].decided_by_factor[key]) for n in names))
+            out.print(table)
         for path, reason in store.unreadable_files():
-            out.print(f"[yellow]unreadable[/yellow] {path}: {reason}", markup=True)
+            out.print(Text.assemble(("unreadable", "yellow"), f" {path}: {reason}"))
+
+
+_STATUS_ANNOTATORS_PER_TABLE = 4
 
 
 @app.command(epilog="Example: vadscene demo /tmp/demo-ws && vadscene app /tmp/demo-ws")
@@ -843,11 +860,11 @@ def _failure(exc: Exception) -> tuple[str, int]:
         return _usage_message(exc), getattr(exc, "exit_code", 1)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or exc}", 1
+        return f"{where}{_OS_ERROR_WORDS.get(type(exc), exc.strerror or str(exc))}", 1
     if isinstance(exc, ImportError):
         return (
-            f"this command needs the Python package '{exc.name}', which is not installed "
-            f"(pip install {exc.name})",
+            f"this command needs the Python module '{exc.name}', which is not installed: "
+            "vadscene's dependencies are incomplete (reinstall with pip install vadscene)",
             1,
         )
     return (
@@ -855,6 +872,14 @@ def _failure(exc: Exception) -> tuple[str, int]:
         "'vadscene --debug ...' for the traceback and report it",
         1,
     )
+
+
+_OS_ERROR_WORDS = {
+    IsADirectoryError: "is a folder; expected a file",
+    NotADirectoryError: "part of the path is a file; expected a folder",
+    PermissionError: "permission denied (check the file's owner and mode)",
+}
+"""I/O errors in the words of :func:`run`: what is wrong and what was expected."""
 
 
 def _usage_message(exc: typer.TyperException) -> str:

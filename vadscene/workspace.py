@@ -334,10 +334,6 @@ class Workspace:
         return self.root / "cache"
 
     @property
-    def releases_dir(self) -> Path:
-        return self.root / "releases"
-
-    @property
     def ground_truth_path(self) -> Path | None:
         gt = self.config.ground_truth
         return _resolve(self.root, gt.path) if gt is not None else None

@@ -580,6 +580,13 @@ def _audit_with(*options: str) -> Callable[[Path], Attempt]:
     return build
 
 
+def _taken_by_a_folder(folder: Path) -> Path:
+    """A folder where a command wants to read a file."""
+    path = folder / "export.json"
+    path.mkdir()
+    return path
+
+
 def _free_port() -> int:
     """A local TCP port nothing listens on (the system's pick, released at once)."""
     with socket.socket() as probe:
@@ -964,6 +971,16 @@ CASES: tuple[BadInputCase, ...] = (
         _audit_with("--bootstrap", "abc"),
         ("vadscene audit: Invalid value for '--bootstrap'", "valid integer", "(got 'abc')"),
         exit_code=2,
+    ),
+    BadInputCase(
+        "labelstudio_import_export_is_a_folder",
+        lambda folder: _cli(
+            "labelstudio-import",
+            root := registry_workspace(folder),
+            _taken_by_a_folder(folder),
+            store=root,
+        ),
+        ("error: {tmp}/export.json: is a folder; expected a file",),
     ),
     BadInputCase(
         "measure_unreachable_scheduler",

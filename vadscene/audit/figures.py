@@ -194,7 +194,7 @@ def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
     w = result.summary.get("within_pair_fraction")
     gain = result.summary.get("max_within_gain")
     subtitle = ["micro = w·within + (1 − w)·cross (exact); bars: 95 % video-bootstrap CI."]
-    if _finite(w) and _finite(gain):
+    if is_finite_number(w) and is_finite_number(gain):
         subtitle.insert(
             0,
             f"w = {percent(w)} of anomalous–normal pairs are within-video, so perfect "
@@ -225,7 +225,7 @@ def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> alt.Lay
     data = rows.assign(
         contrast=contrast_labels(rows),
         pair=rows["pair_type"].map(PAIR_TYPES),
-        label=rows["auroc"].map(lambda v: f"{v:.3f}" if _finite(v) else "—")
+        label=rows["auroc"].map(lambda v: f"{v:.3f}" if is_finite_number(v) else "—")
         + "\nw "
         + rows["weight"].map(lambda v: f"{v:.2f}"),
     )[["contrast", "pair", "auroc", "weight", "label"]]
@@ -443,9 +443,9 @@ def _finish(chart: _Chart) -> _Chart:
     )
 
 
-def _finite(value: object) -> bool:
-    """A real, finite number, numpy scalars included."""
-    return isinstance(value, numbers.Real) and math.isfinite(value)
+def is_finite_number(value: object) -> bool:
+    """A real, finite number, numpy scalars included (not a bool: that is a flag, not a value)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 # --- definition-conditioned probes and the prototype readout -----------------------------------

@@ -7,7 +7,6 @@ stating the conventions, for ``\\input{}`` into a paper that loads ``booktabs``.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,20 +163,16 @@ def _table(
 
 def _ci(value: float, low: float, high: float, *, percent: bool = True) -> str:
     scale, digits = (100, 2) if percent else (1, 3)
-    if not _finite(value):
+    if not figures.is_finite_number(value):
         return "--"
     text = f"{scale * value:.{digits}f}"
-    if _finite(low) and _finite(high):
+    if figures.is_finite_number(low) and figures.is_finite_number(high):
         text += f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
     return text
 
 
 def _star(significant: object) -> str:
     return "$^{\\ast}$" if significant in (True,) else ""
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)
 
 
 def _replicates(result: AuditResult) -> str:

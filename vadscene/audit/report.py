@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import math
-import numbers
 import os
 import re
 import shutil
@@ -673,7 +672,7 @@ def _definition_section(result: AuditResult) -> _Section | None:
             "D@5ᴺ": queries["d5_normal_auroc"].map(_num),
             "D@5ˣ": queries["d5_excluded_auroc"].map(_num),
             "D@5 − ω·D@5ᴺ − (1−ω)·D@5ˣ": queries["identity_gap"].map(
-                lambda v: f"{v:.1e}" if _finite(v) else "n/a"
+                lambda v: f"{v:.1e}" if figures.is_finite_number(v) else "n/a"
             ),
             "D@5 AP": queries["d5_ap"].map(_num),
         }
@@ -719,7 +718,7 @@ def _definition_section(result: AuditResult) -> _Section | None:
         _Text(
             "Per query (the identity D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ holds to "
             f"{worst:.1e} in the worst query):"
-            if _finite(worst)
+            if figures.is_finite_number(worst)
             else "Per query:"
         ),
         _Table(query_table, labels=3),
@@ -845,13 +844,8 @@ def _replicates(result: AuditResult) -> str:
 # --- formatting -------------------------------------------------------------------------------
 
 
-def _finite(value: Any) -> bool:
-    """A real, finite number — numpy scalars included (the engine may leave them in summary)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _num(value: Any, digits: int = 4, *, signed: bool = False) -> str:
-    if not _finite(value):
+    if not figures.is_finite_number(value):
         return "n/a"
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
@@ -859,17 +853,17 @@ def _num(value: Any, digits: int = 4, *, signed: bool = False) -> str:
 def _ci(value: Any, low: Any, high: Any, *, signed: bool = False) -> str:
     """``0.8412 [0.8120, 0.8690]``; the bracket is left out when the interval is undefined."""
     text = _num(value, signed=signed)
-    if _finite(low) and _finite(high):
+    if figures.is_finite_number(low) and figures.is_finite_number(high):
         text += f" [{_num(low, signed=signed)}, {_num(high, signed=signed)}]"
     return text
 
 
 def _pct(value: Any) -> str:
-    return figures.percent(value) if _finite(value) else "n/a"
+    return figures.percent(value) if figures.is_finite_number(value) else "n/a"
 
 
 def _count(value: Any) -> str:
-    return f"{int(value):,}" if _finite(value) else "n/a"
+    return f"{int(value):,}" if figures.is_finite_number(value) else "n/a"
 
 
 def _plain(value: Any) -> str:
