@@ -529,3 +529,43 @@ async def asgi_body_pieces(app: Starlette, path: str, headers: dict[str, str]) -
 
     await app(scope, receive, send)
     return [piece for piece in pieces if piece]
+
+
+# --- trusting nobody on the wire ------------------------------------------------------------
+
+
+def test_only_configured_host_names_are_served(small_workspace: Workspace, tmp_path: Path) -> None:
+    """`vadscene app` answers 127.0.0.1, localhost and --allow-host names; a foreign Host
+    header — what a DNS-rebound page sends — gets 400 on every route, the video route included."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-c", "from vadscene.cli import main; main()", "app"]
+    command += [str(small_workspace.root), "--port", str(port), "--allow-host", "Lab.example"]
+    log = tmp_path / "app.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    server = Server(port)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if server.get("/_stcore/health").status == 200:
+                    break
+            except OSError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.3)
+        video = video_url(VIDEO_ID)
+        for host in ("127.0.0.1", f"127.0.0.1:{port}", f"localhost:{port}", "lab.example"):
+            assert server.get("/_stcore/health", {"Host": host}).status == 200, host
+            assert server.get(video, {"Host": host}).status == 200, host
+        data = video_bytes(small_workspace)
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", ""):
+            for path in ("/", "/_stcore/health", video):
+                reply = server.get(path, {"Host": host})
+                assert reply.status == 400, (host, path, reply.status)
+                assert data[:1000] not in reply.body
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -1152,7 +1152,7 @@ class AnnotationStore:
         """``write`` the items in consecutive transactions sized to hold the write lock for
         about :data:`BATCH_TARGET_S` each (doubling or halving the batch as it goes); returns
         the sum of what ``write`` returned."""
-        total, start, size = 0, 0, 64
+        total, start, size, batches = 0, 0, 64, 0
         # SQLite's automatic checkpoint runs inside COMMIT; between batches it is run here
         # instead (PASSIVE: it waits for nobody), so the lock hold measured is the lock's.
         self._pragma("wal_autocheckpoint=0")
@@ -1162,7 +1162,9 @@ class AnnotationStore:
                 with self._write() as db:
                     total += write(db, batch)
                 start += len(batch)
-                self._pragma("wal_checkpoint(PASSIVE)")
+                batches += 1
+                if batches % 8 == 0:
+                    self._pragma("wal_checkpoint(PASSIVE)")
                 if self.last_hold_s < BATCH_TARGET_S / 2:
                     size *= 2
                 elif self.last_hold_s > BATCH_TARGET_S:
