@@ -569,3 +569,36 @@ def test_only_configured_host_names_are_served(small_workspace: Workspace, tmp_p
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_the_audit_page_reads_no_file_outside_the_workspace(
+    small_workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typed server paths outside the workspace — directly or through a symlink in it — are
+    refused by name; nothing of the file reaches the page."""
+    from streamlit.testing.v1 import AppTest
+
+    from vadscene.paths import app_entry_point
+
+    secret = Path("/etc/hostname")
+    if not secret.is_file():
+        pytest.skip("no /etc/hostname on this machine")
+    contents = secret.read_text().strip()
+    (small_workspace.root / "link.txt").symlink_to(secret)
+    monkeypatch.setenv("VADSCENE_WORKSPACE", str(small_workspace.root))
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
+    app.switch_page("app_pages/audit.py").run()
+    for ground_truth, models in (
+        (str(secret), ""),
+        ("link.txt", ""),
+        ("../../../../../../etc/hostname", ""),
+        ("", f"stolen={secret}"),
+    ):
+        app.text_input(key="audit_ground_truth").set_value(ground_truth)
+        app.text_area(key="audit_extra_models").set_value(models)
+        app.button(key="audit_run").click().run()
+        assert not app.exception
+        [error] = [e.value for e in app.error]
+        assert "the app reads only files inside the workspace" in error, error
+        shown = " ".join(str(element.value) for element in app.main if hasattr(element, "value"))
+        assert contents not in shown.replace(str(secret), "")

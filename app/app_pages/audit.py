@@ -18,7 +18,8 @@ from vadscene.errors import VadsceneError
 workspace = current_workspace()
 st.title("Audit")
 ground_truth = st.text_input(
-    "Ground-truth file (server path; empty = the workspace's)",
+    "Ground-truth file (server path inside the workspace or its configured folders; empty = "
+    "the workspace's)",
     placeholder=str(workspace.ground_truth_path or "this workspace has none configured"),
     key="audit_ground_truth",
 ).strip()
@@ -36,7 +37,8 @@ chosen_lists = st.multiselect(
     key="audit_model_lists",
 )
 extra = st.text_area(
-    "More models, one NAME=PATH[@FAMILY] per line (server paths: .npy folder, .npy, CSV)",
+    "More models, one NAME=PATH[@FAMILY] per line (server paths inside the workspace, relative "
+    "to it or absolute: .npy folder, .npy, CSV)",
     key="audit_extra_models",
 )
 uploads = st.file_uploader(
@@ -55,13 +57,17 @@ seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="audit_seed")
 def _run(folder: Path) -> None:
     """One audit run; uploads are saved into this run's own ``folder``."""
     specs = [spec for path in chosen_lists for spec in read_model_list(path)]
-    specs += [parse_scores_argument(line.strip()) for line in extra.splitlines() if line.strip()]
+    for line in (line.strip() for line in extra.splitlines() if line.strip()):
+        name, typed, family = parse_scores_argument(line)
+        specs.append((name, workspace.server_path(str(typed), f"model scores {name}:"), family))
     for upload in uploads or []:
         saved = folder / Path(upload.name).name
         saved.write_bytes(upload.getvalue())
         specs.append((saved.stem, saved, None))
     truth, models, scene = gather_inputs(
-        ground_truth=ground_truth or None,
+        ground_truth=workspace.server_path(ground_truth, "ground-truth file")
+        if ground_truth
+        else None,
         models=specs,
         snippet_repeat=int(snippet_repeat),
         workspace=workspace.root,
