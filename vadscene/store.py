@@ -453,14 +453,22 @@ class AnnotationStore:
                 db.execute(f"PRAGMA user_version = {number}")
 
     def _check_readable_version(self) -> None:
+        """Refuse a newer schema; upgrade an older one once through a writing connection
+        (reading commands are often the first to meet a store after a vadscene upgrade)."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         self._refuse_newer(version)
-        if version < SCHEMA_VERSION:
+        if version == SCHEMA_VERSION:
+            return
+        try:
+            AnnotationStore(self.path, self.catalogue).close()
+        except StoreUnavailableError:
             raise StoreError(
                 f"{self.path}: store schema version {version} needs upgrading to "
-                f"{SCHEMA_VERSION}, which a read-only open cannot do; run a writing command "
-                "(e.g. `vadscene scan`) on it once"
-            )
+                f"{SCHEMA_VERSION}, which needs write access; run any vadscene command on it "
+                "once where it can be written"
+            ) from None
+        self._db.close()
+        self._db = self._connect()
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
