@@ -1179,6 +1179,8 @@ class AnnotationStore:
                     size = max(1, int(size * BATCH_TARGET_S / self.last_hold_s))
         finally:
             self._pragma(f"wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        if batches % 8:
+            self._pragma("wal_checkpoint(PASSIVE)")  # leave no WAL for the next click to fold
         return total
 
     def revision(self) -> tuple[int, int, int, str | None]:
