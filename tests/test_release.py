@@ -361,3 +361,41 @@ def test_a_newer_imported_decision_becomes_current_and_reimport_adds_nothing(
     # nothing, the decision time does
     store.record_decision(ABUSE, "crowd", "few", annotator="ana")
     assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
+
+
+def test_the_cli_merge_report_names_conflicts_and_what_was_added(
+    small_workspace: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vadscene.cli import run
+
+    store = small_workspace.store
+    store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    release = build_release(small_workspace)
+    store.record_decision(ABUSE, "crowd", "many", annotator="ana")
+    write_release(release, tmp_path / "old.json")
+    store.record_decision(ARSON, "crowd", "few", annotator="dan")  # not in the release
+    capsys.readouterr()
+
+    assert run(["import", str(small_workspace.root), str(tmp_path / "old.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "0 decisions added, 1 already present" in printed
+    assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
+
+    ana = release.videos[0].factors["crowd"].decisions[0]
+    stale = ana.model_copy(update={"decided_at": datetime(2020, 1, 1, tzinfo=UTC)})
+    crowd = release.videos[0].factors["crowd"].model_copy(update={"decisions": (stale,)})
+    video = release.videos[0].model_copy(
+        update={"factors": {**release.videos[0].factors, "crowd": crowd}}
+    )
+    write_release(
+        release.model_copy(update={"videos": (video, *release.videos[1:])}), tmp_path / "s.json"
+    )
+    assert run(["import", str(small_workspace.root), str(tmp_path / "s.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "1 decisions added" in printed
+    assert "  ana: 1 decisions added" in printed
+    assert "1 imported decisions are older than the workspace's own" in printed
+    assert f"{ABUSE} crowd (ana): imported few of 2020-01-01T00:00:00.000000+00:00, kept many" in (
+        printed
+    )
+    assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}

@@ -529,3 +529,76 @@ async def asgi_body_pieces(app: Starlette, path: str, headers: dict[str, str]) -
 
     await app(scope, receive, send)
     return [piece for piece in pieces if piece]
+
+
+# --- trusting nobody on the wire ------------------------------------------------------------
+
+
+def test_only_configured_host_names_are_served(small_workspace: Workspace, tmp_path: Path) -> None:
+    """`vadscene app` answers 127.0.0.1, localhost and --allow-host names; a foreign Host
+    header — what a DNS-rebound page sends — gets 400 on every route, the video route included."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-c", "from vadscene.cli import main; main()", "app"]
+    command += [str(small_workspace.root), "--port", str(port), "--allow-host", "Lab.example"]
+    log = tmp_path / "app.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    server = Server(port)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if server.get("/_stcore/health").status == 200:
+                    break
+            except OSError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.3)
+        video = video_url(VIDEO_ID)
+        for host in ("127.0.0.1", f"127.0.0.1:{port}", f"localhost:{port}", "lab.example"):
+            assert server.get("/_stcore/health", {"Host": host}).status == 200, host
+            assert server.get(video, {"Host": host}).status == 200, host
+        data = video_bytes(small_workspace)
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", ""):
+            for path in ("/", "/_stcore/health", video):
+                reply = server.get(path, {"Host": host})
+                assert reply.status == 400, (host, path, reply.status)
+                assert data[:1000] not in reply.body
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_the_audit_page_reads_no_file_outside_the_workspace(
+    small_workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typed server paths outside the workspace — directly or through a symlink in it — are
+    refused by name; nothing of the file reaches the page."""
+    from streamlit.testing.v1 import AppTest
+
+    from vadscene.paths import app_entry_point
+
+    secret = Path("/etc/hostname")
+    if not secret.is_file():
+        pytest.skip("no /etc/hostname on this machine")
+    contents = secret.read_text().strip()
+    (small_workspace.root / "link.txt").symlink_to(secret)
+    monkeypatch.setenv("VADSCENE_WORKSPACE", str(small_workspace.root))
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
+    app.switch_page("app_pages/audit.py").run()
+    for ground_truth, models in (
+        (str(secret), ""),
+        ("link.txt", ""),
+        ("../../../../../../etc/hostname", ""),
+        ("", f"stolen={secret}"),
+    ):
+        app.text_input(key="audit_ground_truth").set_value(ground_truth)
+        app.text_area(key="audit_extra_models").set_value(models)
+        app.button(key="audit_run").click().run()
+        assert not app.exception
+        [error] = [e.value for e in app.error]
+        assert "the app reads only files inside the workspace" in error, error
+        shown = " ".join(str(element.value) for element in app.main if hasattr(element, "value"))
+        assert contents not in shown.replace(str(secret), "")

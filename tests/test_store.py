@@ -344,3 +344,19 @@ def test_migration_makes_the_latest_decision_time_current(
         assert store.current_values("ana") == {("Abuse001_x264", "crowd"): "many"}
         store.record_decision("Abuse001_x264", "crowd", "few", annotator="ana")
         assert store.current_values("ana") == {("Abuse001_x264", "crowd"): "few"}
+
+
+def test_a_read_only_open_upgrades_an_older_store_once(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    from vadscene.store import _statements
+
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as db:
+        for script in MIGRATIONS[:2]:
+            for statement in _statements(script):
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 2")
+    with AnnotationStore(path, catalogue, read_only=True) as store:
+        assert store.schema_version == len(MIGRATIONS)
+        assert store.current_decisions() == []

@@ -775,9 +775,17 @@ def app_(
     host: Annotated[
         str, typer.Option(help="Address to bind; 127.0.0.1 keeps the app on this machine.")
     ] = "127.0.0.1",
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A further host name browsers may reach the app by (repeatable); only "
+            "127.0.0.1, localhost, the --host address and these are answered."
+        ),
+    ] = None,
 ) -> None:
     """Start the annotation app in the browser."""
     from vadscene.paths import app_server_script, default_demo_workspace
+    from vadscene.serving import ALLOWED_HOSTS_VARIABLE
 
     _check_port_free(host, port)  # before a demo build: a taken port is known at once
     if workspace is None:
@@ -786,7 +794,12 @@ def app_(
             out.print(f"building the demo workspace at {workspace} …")
             demo(workspace)
     Workspace.open(workspace).close()
-    env = {**os.environ, "VADSCENE_WORKSPACE": str(Path(workspace).resolve())}
+    names = [*(allow_host or []), *([host] if host not in ("0.0.0.0", "::") else [])]
+    env = {
+        **os.environ,
+        "VADSCENE_WORKSPACE": str(Path(workspace).resolve()),
+        ALLOWED_HOSTS_VARIABLE: ",".join(names),
+    }
     settings = {
         "server.address": host,
         "server.port": port,

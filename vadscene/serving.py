@@ -22,6 +22,8 @@ import threading
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -45,6 +47,34 @@ MEDIA_TYPES = {".mp4": "video/mp4", ".webm": "video/webm"}
 """Content type by suffix of every file :func:`~vadscene.proxies.playable_path` can return: the
 containers of :data:`~vadscene.proxies.BROWSER_PLAYABLE` (a test keeps the two in step), and
 proxies are MP4."""
+
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+"""Host names the app always answers to: this machine's."""
+
+ALLOWED_HOSTS_VARIABLE = "VADSCENE_ALLOWED_HOSTS"
+"""Environment variable through which ``vadscene app --allow-host`` tells the server process
+which further host names to answer (comma-separated)."""
+
+
+def allowed_hosts(extra: str | None = None) -> list[str]:
+    """:data:`LOCAL_HOSTS` plus the comma-separated names in ``extra`` (default: the
+    :data:`ALLOWED_HOSTS_VARIABLE` environment variable)."""
+    given = os.environ.get(ALLOWED_HOSTS_VARIABLE, "") if extra is None else extra
+    names = [name.strip().lower() for name in given.split(",") if name.strip()]
+    return list(dict.fromkeys([*LOCAL_HOSTS, *names]))
+
+
+def host_check(hosts: list[str]) -> Middleware:
+    """Middleware answering 400 to any request — page, API, websocket, video — whose ``Host``
+    header names none of ``hosts`` (the port is ignored).
+
+    Why: DNS rebinding. A web page on a foreign name that its owner re-points at 127.0.0.1
+    is, to the browser, same-origin with the app; it could frame it, drive it and read files
+    through it. Such a request still carries the foreign name in ``Host``, so refusing every
+    name but the configured ones closes that door.
+    """
+    return Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)
 
 
 def video_url(video_id: str) -> str:

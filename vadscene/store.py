@@ -454,14 +454,22 @@ class AnnotationStore:
                 db.execute(f"PRAGMA user_version = {number}")
 
     def _check_readable_version(self) -> None:
+        """Refuse a newer schema; upgrade an older one once through a writing connection
+        (reading commands are often the first to meet a store after a vadscene upgrade)."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         self._refuse_newer(version)
-        if version < SCHEMA_VERSION:
+        if version == SCHEMA_VERSION:
+            return
+        try:
+            AnnotationStore(self.path, self.catalogue).close()
+        except StoreUnavailableError:
             raise StoreError(
                 f"{self.path}: store schema version {version} needs upgrading to "
-                f"{SCHEMA_VERSION}, which a read-only open cannot do; run a writing command "
-                "(e.g. `vadscene scan`) on it once"
-            )
+                f"{SCHEMA_VERSION}, which needs write access; run any vadscene command on it "
+                "once where it can be written"
+            ) from None
+        self._db.close()
+        self._db = self._connect()
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
@@ -1168,7 +1176,7 @@ class AnnotationStore:
         """``write`` the items in consecutive transactions sized to hold the write lock for
         about :data:`BATCH_TARGET_S` each (doubling or halving the batch as it goes); returns
         the sum of what ``write`` returned."""
-        total, start, size = 0, 0, 64
+        total, start, size, batches = 0, 0, 64, 0
         # SQLite's automatic checkpoint runs inside COMMIT; between batches it is run here
         # instead (PASSIVE: it waits for nobody), so the lock hold measured is the lock's.
         self._pragma("wal_autocheckpoint=0")
@@ -1178,13 +1186,17 @@ class AnnotationStore:
                 with self._write() as db:
                     total += write(db, batch)
                 start += len(batch)
-                self._pragma("wal_checkpoint(PASSIVE)")
+                batches += 1
+                if batches % 8 == 0:
+                    self._pragma("wal_checkpoint(PASSIVE)")
                 if self.last_hold_s < BATCH_TARGET_S / 2:
                     size *= 2
                 elif self.last_hold_s > BATCH_TARGET_S:
                     size = max(1, int(size * BATCH_TARGET_S / self.last_hold_s))
         finally:
             self._pragma(f"wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+        if batches % 8:
+            self._pragma("wal_checkpoint(PASSIVE)")  # leave no WAL for the next click to fold
         return total
 
     def revision(self) -> tuple[int, int, int, str | None]:

@@ -338,6 +338,30 @@ class Workspace:
         gt = self.config.ground_truth
         return _resolve(self.root, gt.path) if gt is not None else None
 
+    def readable_places(self) -> list[Path]:
+        """Where the app may read files a person names: the workspace folder and what its
+        configuration names (video folder, ground truth, split lists), each resolved."""
+        places = [self.root, self.video_root, self.ground_truth_path]
+        places += [_resolve(self.root, p) for p in self.config.splits.values()]
+        return [place.resolve() for place in places if place is not None]
+
+    def server_path(self, text: str, what: str) -> Path:
+        """A server path typed into the app, resolved (relative paths: from the workspace) and
+        refused unless it lies inside :meth:`readable_places`.
+
+        The app is a web page: whoever can drive it must not read the server's files through
+        it. Symlinks are resolved before the check, and the message names the path, never
+        anything from the file.
+        """
+        path = _resolve(self.root, text.strip()).resolve()
+        if not any(path == place or path.is_relative_to(place) for place in self.readable_places()):
+            raise WorkspaceError(
+                f"{what} {text.strip()}: the app reads only files inside the workspace "
+                f"({self.root.resolve()}) and the folders its configuration names; copy the "
+                "file into the workspace"
+            )
+        return path
+
     def video_path(self, video_id: str) -> Path:
         """The file of a registered video (only registered ids resolve to files)."""
         video = self.store.video(video_id)

@@ -23,7 +23,8 @@ from vadscene.errors import VadsceneError
 workspace = current_workspace()
 st.title("Audit")
 ground_truth = st.text_input(
-    "Ground-truth file (server path; empty = the workspace's)",
+    "Ground-truth file (server path inside the workspace or its configured folders; empty = "
+    "the workspace's)",
     placeholder=str(workspace.ground_truth_path or "this workspace has none configured"),
     key="audit_ground_truth",
 ).strip()
@@ -67,8 +68,8 @@ chosen_probes = st.multiselect(
     key="audit_probe_lists",
 )
 extra = st.text_area(
-    "More models, one NAME=PATH[@FAMILY][:K] per line (server paths: .npy folder, .npy, CSV; "
-    ":K = scores per snippet of K frames)",
+    "More models, one NAME=PATH[@FAMILY][:K] per line (server paths inside the workspace, "
+    "relative to it or absolute: .npy folder, .npy, CSV; :K = scores per snippet of K frames)",
     key="audit_extra_models",
 )
 uploads = st.file_uploader(
@@ -87,14 +88,19 @@ seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="audit_seed")
 def _run(folder: Path) -> None:
     """One audit run; uploads are saved into this run's own ``folder``."""
     specs = [spec for path in chosen_lists for spec in read_model_list(path)]
-    specs += [parse_scores_argument(line.strip()) for line in extra.splitlines() if line.strip()]
+    for line in (line.strip() for line in extra.splitlines() if line.strip()):
+        spec = parse_scores_argument(line)
+        where = f"model scores {spec.name}:"
+        specs.append(spec._replace(path=workspace.server_path(str(spec.path), where)))
     for upload in uploads or []:
         saved = folder / Path(upload.name).name
         saved.write_bytes(upload.getvalue())
         specs.append(ModelSpec(saved.stem, saved))
     truth, models, scene = gather_inputs(
         # the workspace's file read with the page's format and interval-end controls
-        ground_truth=ground_truth or workspace.ground_truth_path,
+        ground_truth=workspace.server_path(ground_truth, "ground-truth file")
+        if ground_truth
+        else workspace.ground_truth_path,
         ground_truth_format=None if ground_truth_format == "detect" else ground_truth_format,
         interval_end=interval_end,
         models=specs,
