@@ -294,6 +294,13 @@ def measure(
     only_new: Annotated[
         bool, typer.Option(help="Measure only videos that have no measurement yet.")
     ] = False,
+    allow_partial: Annotated[
+        bool,
+        typer.Option(
+            help="Measure the frames that decode of a video that delivers fewer than it "
+            "declares (recorded as frames_read) instead of failing it."
+        ),
+    ] = False,
 ) -> None:
     """Measure sharpness, motion and a colour hint per video; derive the auto factors' poles.
 
@@ -308,7 +315,12 @@ def measure(
             update(done, total, f"{footage / 3600:.2f} h of footage · {current}")
 
         report = measure_workspace(
-            ws, workers=workers, scheduler=scheduler, only_new=only_new, progress=show
+            ws,
+            workers=workers,
+            scheduler=scheduler,
+            only_new=only_new,
+            progress=show,
+            allow_partial=allow_partial,
         )
         files = {video_id: ws.video_path(video_id) for video_id, _reason in report.failed}
     speed = report.footage_seconds / report.wall_seconds if report.wall_seconds else 0

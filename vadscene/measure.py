@@ -117,14 +117,16 @@ with a reason naming the problem: ``"file not found"``, ``"not a regular file"``
 ``"empty file"``, ``"cannot open: <FFmpeg reason>"``, ``"no video stream"``,
 ``"unsupported codec: ..."``, ``"zero frames"``, ``"no decodable frame: ..."``,
 ``"decoding failed after N frames: ..."``, ``"truncated or damaged: ..."``,
-``"normal_mask has M entries but N frames were decoded ..."``. A file that decodes some frames
-and then fails is an error, not a partial measurement: the frames after the failure would be
-missing from the means without anyone noticing, and the ground-truth mask would no longer
-line up with what was measured. This is stricter than :func:`vadscene.video.probe_video`,
-which tolerates decode errors on leading packets. A damaged packet that the decoder drops
-*without* reporting an error (FFmpeg conceals most H.264 damage) cannot be told apart from a
-shorter video: ``frames_read`` is then below the probe's frame count, and only a gap larger
-than :data:`MASK_TOLERANCE` is caught (by the mask length check).
+``"truncated: the AVI header declares ..."`` / ``"truncated: the mov index declares ..."``,
+``"partial read: ..."``, ``"normal_mask has M entries but N frames were decoded ..."``. A file
+that decodes some frames and then fails, or delivers fewer frames than its container declares,
+than the demuxer delivered packets, or than the probe registered, is an error, not a partial
+measurement: the missing frames would be absent from the means without anyone noticing, and
+the ground-truth mask would no longer line up with what was measured (a truncated AVI was
+once measured on 154 of its 341 frames with exit code 0). ``allow_partial=True``
+(``vadscene measure --allow-partial``) opts into measuring what decodes, with ``frames_read``
+recorded. Limitation: Matroska, WebM and MPEG-TS declare no frame count, so a file of theirs
+cut on a packet boundary still looks like a shorter video.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ import cv2
 import numpy as np
 
 from vadscene.errors import VadsceneError
-from vadscene.video import ffmpeg_reason
+from vadscene.video import PacketTally, ffmpeg_reason
 
 MEASURE_VERSION = "2"
 """Version of the statistics' definitions; bump it when they change, so cached results die."""
@@ -236,6 +238,8 @@ def measure_video(
     *,
     normal_mask: np.ndarray | None = None,
     params: MeasureParams = MeasureParams(),
+    expected_frames: int | None = None,
+    allow_partial: bool = False,
 ) -> VideoMeasurement:
     """Decode ``path`` once, in order, and return its sharpness, motion and chroma.
 
@@ -249,6 +253,14 @@ def measure_video(
     are ignored (decoders and annotation tools often disagree by a frame or two at the end);
     a larger difference raises :class:`MeasurementError` naming both lengths.
 
+    Partial reads are failures: fewer frames than the container declares (see
+    :class:`vadscene.video.PacketTally`), than the demuxer delivered packets, or than
+    ``expected_frames`` (the workspace registry's count from the probe) raise
+    :class:`MeasurementError` with the reason, because the means would silently describe part
+    of the video and the ground truth would no longer line up. ``allow_partial=True`` measures
+    the frames that decode instead (a damaged last packet is skipped, a longer mask is cut to
+    the frames read) and ``frames_read`` records how many that was.
+
     Raises :class:`MeasurementError` for every unusable file (see the module docstring) and
     ``ValueError`` for a malformed ``normal_mask``. Module-level and returning a frozen
     dataclass, so it runs unchanged in process pools and on Dask workers.
@@ -257,7 +269,15 @@ def measure_video(
     path = Path(path)
     mask = _check_mask(normal_mask)
     _check_file(path)
-    scan = _scan(path, params.stride)
+    scan = _scan(path, params.stride, allow_partial)
+    if expected_frames is not None and scan.frames_read < expected_frames and not allow_partial:
+        raise MeasurementError(
+            path,
+            f"partial read: decoded {scan.frames_read} frames but the probe registered "
+            f"{expected_frames} (the file changed since the scan? run `vadscene scan`)",
+        )
+    if allow_partial and mask is not None and len(mask) > scan.frames_read:
+        mask = mask[: scan.frames_read]
     pairs_ok = _normal_pairs(path, mask, scan.frames_read) & ~np.isnan(scan.motion)
     motion_pairs = int(np.count_nonzero(pairs_ok))
     return VideoMeasurement(
@@ -452,13 +472,13 @@ def _is_analysed(t: int, stride: int) -> bool:
     return offset == int(stride * (block * _GOLDEN % 1.0))
 
 
-def _scan(path: Path, stride: int) -> _Scan:
+def _scan(path: Path, stride: int, allow_partial: bool) -> _Scan:
     """Decode every frame in order: motion for every pair, sharpness and chroma for the frames
     :func:`_is_analysed` picks (all of them at stride 1)."""
     sharpness: list[float] = []
     chroma: list[float] = []
     motion: list[float] = []
-    packets = 0
+    tally = PacketTally()
     t = 0  # index of the next decoded frame = frames decoded so far
     prev: np.ndarray | None = None  # luma of frame t-1
     prev_scale: _Scale | None = None  # and its scale
@@ -466,12 +486,13 @@ def _scan(path: Path, stride: int) -> _Scan:
     with container:
         try:
             for packet in container.demux(stream):
-                if packet.size:
-                    packets += 1
-                    if packet.is_corrupt:
-                        raise MeasurementError(
-                            path, f"truncated or damaged: video packet {packets} is incomplete"
-                        )
+                tally.add(packet)
+                if packet.is_corrupt and packet.size:
+                    if allow_partial:
+                        continue  # measure the frames before the damage
+                    raise MeasurementError(
+                        path, f"truncated or damaged: video packet {tally.packets} is incomplete"
+                    )
                 for frame in packet.decode():
                     planes, scale = _planes(frame)
                     luma = planes[0]
@@ -493,10 +514,15 @@ def _scan(path: Path, stride: int) -> _Scan:
             raise MeasurementError(
                 path, f"decoding failed after {t} frames: {ffmpeg_reason(exc)}"
             ) from exc
-    if packets == 0:
-        raise MeasurementError(path, "zero frames")
-    if t == 0:
-        raise MeasurementError(path, "no decodable frame: decoder produced nothing")
+        if tally.packets == 0:
+            raise MeasurementError(path, "zero frames")
+        if t == 0:
+            raise MeasurementError(path, "no decodable frame: decoder produced nothing")
+        shortfall = tally.shortfall(container, stream)
+    if shortfall is None and t < tally.packets:
+        shortfall = f"partial read: the decoder delivered {t} of the {tally.packets} frames"
+    if shortfall is not None and not allow_partial:
+        raise MeasurementError(path, shortfall)
     return _Scan(
         frames_read=t,
         sharpness=np.array(sharpness),
