@@ -38,14 +38,14 @@ P010, RGB codecs) are converted to full-range 8-bit yuv420p first. Before measur
 version 2 the statistics were on the coded values, so full-range MJPEG scored 1.35× the same
 picture in limited-range H.264 and a benchmark's median split partly measured pixel format.
 
-Exactness. For 8-bit planes ``L`` is computed as ``CV_16S``, not ``CV_64F``: the ksize-1
-Laplacian is then an integer in [-1020, 1020], so ``CV_16S`` holds it exactly, and ``ΣL²``, ``ΣL``
-(``cv2.norm(NORM_L2SQR)``, ``cv2.sumElems``) are exact integers in double precision. The result
-equals ``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it),
-at a third of the cost (``CV_64F`` + ``meanStdDev``: 140 µs/frame at 320×240;
-``CV_16S`` + ``norm`` + ``sumElems``: 43 µs). Likewise the motion term is one
-``cv2.norm(Y_t, Y_{t-1}, NORM_L1)`` pass (6.5 µs) instead of ``absdiff`` + ``mean`` (13 µs),
-and chroma is ``cv2.norm(U, 128, NORM_L1)``, with no numpy temporaries anywhere.
+Exactness. Every sum is an exact integer: for 8-bit planes the ksize-1 Laplacian is an
+integer in [-1020, 1020], and the fused kernel (:mod:`vadscene.measure_kernel`, numba) computes
+``ΣL``, ``ΣL²``, ``Σ|Y_t - Y_{t-1}|`` and the chroma sums in ``int64`` in one pass over the
+frame, with no temporary planes. The OpenCV path (``cv2.Laplacian`` to ``CV_16S``,
+``cv2.norm(NORM_L2SQR)``, ``cv2.sumElems``, ``cv2.norm(NORM_L1)``; exact in double precision)
+is kept as the reference the kernel is tested against bit for bit, and measures planes deeper
+than 8 bits (``CV_32F`` Laplacian, exact below 2^24). The result equals
+``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it).
 
 Decoder choice (measured)
 -------------------------
@@ -136,12 +136,14 @@ import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import av
 import cv2
 import numpy as np
 
 from vadscene.errors import VadsceneError
+from vadscene.measure_kernel import NO_PLANE, fused_kernel
 from vadscene.video import PacketTally, ffmpeg_reason
 
 MEASURE_VERSION = "2"
@@ -384,13 +386,24 @@ _CONVERTED = _Scale(bits=8, luma=1.0, chroma=1.0, neutral=128)
 """The scale of frames converted by :func:`_planes`: full-range 8-bit yuv420p."""
 
 
-def _planes(frame: av.VideoFrame) -> tuple[list[np.ndarray], _Scale]:
-    """Y (U, V) of ``frame`` as (height, width) views of the decoder's buffers, and their scale.
+class _Plane(NamedTuple):
+    """One plane of a decoded frame, in place: the decoder's padded rows and the picture width."""
 
-    Natively read formats are not copied or converted (the rows keep their padding, the
-    views cut them to ``width``); higher bit depths stay on their native ``uint16`` plane
-    rather than going through swscale, which would dither them to 8 bits and add fine noise
-    the Laplacian responds to.
+    rows: np.ndarray  # (height, pitch), C-contiguous
+    width: int
+
+    @property
+    def view(self) -> np.ndarray:
+        """The picture: a (height, width) view of the rows."""
+        return self.rows[:, : self.width]
+
+
+def _planes(frame: av.VideoFrame) -> tuple[list[_Plane], _Scale]:
+    """Y (U, V) of ``frame`` in the decoder's buffers, and their scale.
+
+    Natively read formats are not copied or converted; higher bit depths stay on their
+    native ``uint16`` plane rather than going through swscale, which would dither them to 8
+    bits and add fine noise the Laplacian responds to.
     """
     scale = _scale_of(frame.format.name, frame.color_range == av.video.reformatter.ColorRange.JPEG)
     if scale is None:
@@ -402,12 +415,12 @@ def _planes(frame: av.VideoFrame) -> tuple[list[np.ndarray], _Scale]:
         )
         scale = _CONVERTED
     dtype = np.dtype(np.uint8 if scale.bits == 8 else "<u2")
-    views = []
+    planes = []
     for plane in frame.planes[:3]:
         columns = plane.line_size // dtype.itemsize
         rows = np.frombuffer(plane, dtype, plane.height * columns).reshape(plane.height, columns)
-        views.append(rows[:, : plane.width])
-    return views, scale
+        planes.append(_Plane(rows, plane.width))
+    return planes, scale
 
 
 @lru_cache(maxsize=8)
@@ -433,6 +446,56 @@ def _chroma_offset(plane: np.ndarray, neutral: int) -> float:
     """``mean|C - neutral|`` of one chroma plane in code values: its distance from colourless."""
     zero = _neutral_chroma(plane.shape, plane.dtype.str, neutral)
     return cv2.norm(plane, zero, cv2.NORM_L1) / plane.size
+
+
+def _frame_statistics(
+    planes: list[_Plane], scale: _Scale, previous: _Plane | None, analysed: bool
+) -> tuple[float | None, float | None, float | None]:
+    """``(sharpness, motion, chroma)`` terms of one frame on the 8-bit full-range scale.
+
+    Sharpness and chroma are ``None`` when the frame is not analysed (sampling mode), motion
+    when there is no comparable previous frame. 8-bit planes go through the fused kernel
+    (:mod:`vadscene.measure_kernel`, one pass, exact integer sums); deeper planes, and motion
+    alone, through OpenCV (the reference the kernel is tested against). Both paths turn the
+    sums into the same floating-point operations, so they agree bit for bit.
+    """
+    luma = planes[0]
+    pixels = luma.rows.shape[0] * luma.width
+    if not analysed:
+        if previous is None:
+            return None, None, None
+        return None, cv2.norm(luma.view, previous.view, cv2.NORM_L1) / pixels * scale.luma, None
+    if scale.bits != 8:
+        difference = (
+            None
+            if previous is None
+            else cv2.norm(luma.view, previous.view, cv2.NORM_L1) / pixels * scale.luma
+        )
+        offsets = (_chroma_offset(c.view, scale.neutral) for c in planes[1:])
+        return (
+            _laplacian_variance(luma.view) * scale.luma**2,
+            difference,
+            sum(offsets, 0.0) * scale.chroma,
+        )
+    u, v = (planes[1].rows, planes[2].rows) if len(planes) == 3 else (NO_PLANE, NO_PLANE)
+    chroma_width = planes[1].width if len(planes) == 3 else 0
+    laplacian_sum, laplacian_squares, difference_sum, offset_u, offset_v = fused_kernel(
+        luma.rows,
+        luma.width,
+        NO_PLANE if previous is None else previous.rows,
+        u,
+        v,
+        chroma_width,
+        scale.neutral,
+    )
+    mean = laplacian_sum / pixels
+    chroma_pixels = u.shape[0] * chroma_width
+    offsets = (offset_u / chroma_pixels, offset_v / chroma_pixels) if chroma_width else ()
+    return (
+        (laplacian_squares / pixels - mean * mean) * scale.luma**2,
+        None if previous is None else difference_sum / pixels * scale.luma,
+        sum(offsets, 0.0) * scale.chroma,
+    )
 
 
 def _open(path: Path) -> tuple[av.container.InputContainer, av.video.stream.VideoStream]:
@@ -480,8 +543,7 @@ def _scan(path: Path, stride: int, allow_partial: bool) -> _Scan:
     motion: list[float] = []
     tally = PacketTally()
     t = 0  # index of the next decoded frame = frames decoded so far
-    prev: np.ndarray | None = None  # luma of frame t-1
-    prev_scale: _Scale | None = None  # and its scale
+    prev: tuple[_Plane, _Scale] | None = None  # luma of frame t-1 and its scale
     container, stream = _open(path)
     with container:
         try:
@@ -496,17 +558,20 @@ def _scan(path: Path, stride: int, allow_partial: bool) -> _Scan:
                 for frame in packet.decode():
                     planes, scale = _planes(frame)
                     luma = planes[0]
+                    comparable = prev is not None and (
+                        prev[0].rows.shape == luma.rows.shape
+                        and prev[0].width == luma.width
+                        and prev[1] == scale
+                    )
+                    sharp, difference, colour = _frame_statistics(
+                        planes, scale, prev[0] if comparable else None, _is_analysed(t, stride)
+                    )
                     if prev is not None:
-                        motion.append(
-                            cv2.norm(luma, prev, cv2.NORM_L1) / luma.size * scale.luma
-                            if prev.shape == luma.shape and prev_scale == scale
-                            else np.nan
-                        )
-                    if _is_analysed(t, stride):
-                        sharpness.append(_laplacian_variance(luma) * scale.luma**2)
-                        offsets = (_chroma_offset(c, scale.neutral) for c in planes[1:])
-                        chroma.append(sum(offsets, 0.0) * scale.chroma)
-                    prev, prev_scale = luma, scale
+                        motion.append(np.nan if difference is None else difference)
+                    if sharp is not None:
+                        sharpness.append(sharp)
+                        chroma.append(colour)
+                    prev = (luma, scale)
                     t += 1
         except (av.FFmpegError, OSError) as exc:
             if t == 0:
