@@ -41,10 +41,11 @@ picture in limited-range H.264 and a benchmark's median split partly measured pi
 Exactness. Every sum is an exact integer: for 8-bit planes the ksize-1 Laplacian is an
 integer in [-1020, 1020], and the fused kernel (:mod:`vadscene.measure_kernel`, numba) computes
 ``ΣL``, ``ΣL²``, ``Σ|Y_t - Y_{t-1}|`` and the chroma sums in ``int64`` in one pass over the
-frame, with no temporary planes. The OpenCV path (``cv2.Laplacian`` to ``CV_16S``,
-``cv2.norm(NORM_L2SQR)``, ``cv2.sumElems``, ``cv2.norm(NORM_L1)``; exact in double precision)
-is kept as the reference the kernel is tested against bit for bit, and measures planes deeper
-than 8 bits (``CV_32F`` Laplacian, exact below 2^24). The result equals
+frame, with no temporary planes. The OpenCV path (``cv2.Laplacian`` to ``CV_16S``, sums in
+``int64``, ``cv2.norm(NORM_L1)``) is kept as the reference the kernel is tested against bit for
+bit, and measures planes deeper than 8 bits (``CV_32F`` Laplacian, exact below 2^24). Before
+the kernel, ``ΣL²`` came from ``cv2.norm(NORM_L2SQR)``, which is off by ulps (1019664.9999999999
+for 1019665 on a real frame): harmless for a ranking, but not the exact value. The result equals
 ``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it).
 
 Decoder choice (measured)
@@ -435,11 +436,14 @@ def _laplacian_variance(luma: np.ndarray) -> float:
     """``var(cv2.Laplacian(luma))`` in code values, exactly, via ``ΣL²/N - (ΣL/N)²``.
 
     8-bit planes use a ``CV_16S`` Laplacian (an integer in [-1020, 1020]); deeper planes a
-    ``CV_32F`` one, which still holds every value exactly (|L| <= 4 * 65535 < 2^24).
+    ``CV_32F`` one, which still holds every value exactly (|L| <= 4 * 65535 < 2^24). The sums
+    are taken in ``int64``: ``cv2.norm(NORM_L2SQR)`` is not exact (1019664.9999999999 for a
+    ``ΣL²`` of 1019665 on a real frame), ``cv2.sumElems`` is.
     """
     lap = cv2.Laplacian(luma, cv2.CV_16S if luma.dtype == np.uint8 else cv2.CV_32F)
-    mean = cv2.sumElems(lap)[0] / lap.size
-    return cv2.norm(lap, cv2.NORM_L2SQR) / lap.size - mean * mean
+    values = lap.astype(np.int64).ravel()
+    mean = int(values.sum()) / values.size
+    return int(values @ values) / values.size - mean * mean
 
 
 def _chroma_offset(plane: np.ndarray, neutral: int) -> float:
