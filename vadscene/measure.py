@@ -565,7 +565,7 @@ def _scan(path: Path, stride: int, allow_partial: bool) -> _Scan:
                     comparable = prev is not None and (
                         prev[0].rows.shape == luma.rows.shape
                         and prev[0].width == luma.width
-                        and prev[1] == scale
+                        and prev[1] is scale  # scales are shared instances (lru_cache)
                     )
                     sharp, difference, colour = _frame_statistics(
                         planes, scale, prev[0] if comparable else None, _is_analysed(t, stride)
