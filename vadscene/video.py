@@ -198,12 +198,15 @@ def probe_video(path: Path | str) -> VideoProbe:
     Truncation: when the demuxer reports that the last packet was cut short by the end of
     the file (a partial read flagged as corrupt, which the mp4/mov and AVI demuxers do),
     the file is rejected as ``"truncated"`` rather than probed with fewer frames, because
-    labels and ground truth for a benchmark video refer to the complete clip. An mp4 cut
-    before its ``moov`` atom (the usual case: moov written last) cannot be opened at all
-    and is reported as ``"cannot open: ..."``. Limitation: a file cut exactly on a packet
-    boundary, and truncated Matroska/WebM/MPEG-TS files (their demuxers silently drop the
-    partial packet), are indistinguishable from shorter videos and probe successfully with
-    the frames that exist.
+    labels and ground truth for a benchmark video refer to the complete clip. So is a file
+    whose packets fall short of the length its container declares (:class:`PacketTally`):
+    an AVI cut short (its index is lost and the demuxer reads the remaining chunks without
+    flagging anything; a real 341-frame clip cut in half probed as 154 frames) or an MP4 cut
+    on a packet boundary. An mp4 cut before its ``moov`` atom (the usual case: moov written
+    last) cannot be opened at all and is reported as ``"cannot open: ..."``. Limitation:
+    truncated Matroska/WebM/MPEG-TS files (their demuxers silently drop the partial packet,
+    and they declare no frame count) are indistinguishable from shorter videos and probe
+    successfully with the frames that exist.
 
     ``fps`` is FFmpeg's guessed rate (falling back to the average, then the base rate): the
     guess follows the packet timing, where the average trusts the header. For the AVI above
