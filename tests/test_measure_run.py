@@ -22,6 +22,7 @@ from vadscene.measure import measure_video
 from vadscene.measure_run import measure_workspace
 from vadscene.records import AUTO_ANNOTATOR
 from vadscene.release import build_release
+from vadscene.reliability import cut_short, write_clip
 from vadscene.thresholds import apply_rule, preview_rule
 from vadscene.workspace import GroundTruthRef, Workspace
 
@@ -395,3 +396,19 @@ def test_fewer_frames_than_registered_fail_unless_partial_reads_are_allowed(
         # A run that does not allow partial reads does not reuse the partial result.
         again = measure_workspace(ws, workers=1)
         assert again.failed == [(video, reason)] and video not in again.reused
+
+
+def test_scan_flags_an_avi_cut_short(tmp_path: Path) -> None:
+    """An AVI cut short opens and demuxes without an error: only its declared length tells."""
+    videos = tmp_path / "videos"
+    path = write_clip(videos / "Arson001_x264.avi", codec="mpeg4", frames=100, width=160)
+    with av.open(str(path)) as container:
+        ends = [p.pos + p.size for p in container.demux(video=0) if p.size]
+    cut_short(path, ends[44] / path.stat().st_size)  # right after the 45th frame's chunk
+    ws = Workspace.create(tmp_path / "ws", video_root=videos)
+    report = ws.scan()
+    assert report.registered == 0
+    [(name, reason)] = report.unreadable
+    assert name == "Arson001_x264.avi"
+    assert "truncated: the AVI header declares 100 frames" in reason and "45 frames" in reason
+    ws.close()
