@@ -35,6 +35,7 @@ from support.reliability import (
     empty_file,
     non_video_file,
     truncated_video,
+    write_clip,
     zero_frame_video,
 )
 
@@ -390,6 +391,49 @@ def test_truncated_faststart_mp4(tmp_path: Path) -> None:
         tmp_path / "cut.mp4", frames=100, width=W, height=H, faststart=True, fraction=0.6
     )
     measure_error(path, "truncated or damaged", "is incomplete")
+
+
+def cut_after_packet(path: Path, packets: int) -> Path:
+    """Cut ``path`` right after its ``packets``-th video packet (no half-written packet)."""
+    with av.open(str(path)) as container:
+        ends = [p.pos + p.size for p in container.demux(video=0) if p.size]
+    return cut_short(path, ends[packets - 1] / path.stat().st_size)
+
+
+@pytest.mark.parametrize(("name", "faststart"), [("cut.avi", False), ("cut.mp4", True)])
+def test_file_cut_on_a_packet_boundary_is_a_failure_not_a_partial_measurement(
+    tmp_path: Path, name: str, faststart: bool
+) -> None:
+    codec = "mpeg4" if name.endswith(".avi") else "libx264"
+    path = write_clip(
+        tmp_path / name, codec=codec, frames=100, width=W, height=H, faststart=faststart
+    )
+    cut_after_packet(path, 40)
+    measure_error(path, "truncated", "declares 100 frames")
+    partial = measure_video(path, allow_partial=True)
+    assert partial.frames_read == 40 and partial.motion_pairs == 39
+
+
+def test_allow_partial_skips_an_incomplete_last_packet(tmp_path: Path) -> None:
+    path = truncated_video(
+        tmp_path / "cut.mp4", frames=100, width=W, height=H, faststart=True, fraction=0.6
+    )
+    partial = measure_video(path, allow_partial=True, normal_mask=np.ones(100, bool))
+    assert 0 < partial.frames_read < 100 and partial.motion_pairs == partial.frames_read - 1
+
+
+def test_fewer_frames_than_registered_is_a_failure(clips: dict[str, Path]) -> None:
+    measure_error(
+        clips["blur0"], "partial read", "decoded 30 frames", "registered 31", expected_frames=31
+    )
+    assert measure_video(clips["blur0"], expected_frames=30).frames_read == 30
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("fraction", [0.45, 0.5, 0.9])
+def test_truncated_real_avi(tmp_path: Path, fraction: float) -> None:
+    source = realdata_dir() / "videos" / "vtest_lamminhthien.avi"
+    measure_error(cut_short(tmp_path / "cut.avi", fraction, source=source), "truncated")
 
 
 def test_audio_only_file(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 import pytest
 from helpers import copy_demo
+from vadscene.reliability import cut_short, write_clip
 
 from vadscene import measure, measure_run
 from vadscene.cli import run
@@ -334,21 +335,36 @@ def test_killing_measure_leaves_no_worker_behind(tmp_path: Path) -> None:
     cli = Path(sys.executable).with_name("vadscene")
     command = [str(cli), "measure", str(tmp_path / "ws"), "--workers", "2"]
     parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    workers: set[int] = set()
-    deadline = time.monotonic() + 60
-    while len(workers) < 2 and parent.poll() is None and time.monotonic() < deadline:
-        workers |= _children(parent.pid)
-        time.sleep(0.01)
-    assert len(workers) == 2, "the run ended before both workers were seen"
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
+    children: set[int] = set()  # the pool workers, and multiprocessing's resource tracker
+    try:
+        deadline = time.monotonic() + 60
+        while len(_workers(children)) < 2 and parent.poll() is None:
+            assert time.monotonic() < deadline, "the workers never started"
+            children |= _children(parent.pid)
+            time.sleep(0.01)
+        assert len(_workers(children)) == 2, "the run ended before both workers were seen"
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
     deadline = time.monotonic() + 10
-    while (workers & _alive(workers)) and time.monotonic() < deadline:
+    while _alive(children) and time.monotonic() < deadline:
         time.sleep(0.05)
-    survivors = _alive(workers)
+    survivors = _alive(children)
     for pid in survivors:  # leave nothing behind for the next test
         os.kill(pid, signal.SIGKILL)
-    assert not survivors, f"worker processes {sorted(survivors)} outlived their parent"
+    assert not survivors, f"processes {sorted(survivors)} outlived their parent"
+
+
+def _workers(pids: set[int]) -> set[int]:
+    """The pool workers among ``pids`` (spawned: their command line says so)."""
+    workers = set()
+    for pid in pids:
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                workers.add(pid)
+        except OSError:
+            continue
+    return workers
 
 
 def _alive(pids: set[int]) -> set[int]:
@@ -366,3 +382,37 @@ def _alive(pids: set[int]) -> set[int]:
 def test_pool_workers_use_one_opencv_thread() -> None:
     with measure_run._process_pool(1) as pool:
         assert pool.submit(cv2.getNumThreads).result() == 1
+
+
+def test_fewer_frames_than_registered_fail_unless_partial_reads_are_allowed(
+    workspace: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    video = NAMES[0]
+    write_scene_video(workspace.video_path(video), blur=0, speed=2, frames=30)  # no re-scan
+    report = measure_workspace(workspace, workers=1)
+    reason = dict(report.failed)[video]
+    assert "partial read: decoded 30 frames but the probe registered 40" in reason
+    assert video not in workspace.store.measurements()
+    workspace.close()
+    assert run(["measure", str(workspace.root), "--allow-partial", "--workers", "1"]) == 0
+    with Workspace.open(workspace.root) as ws:
+        assert ws.store.measurements()[video]["sharpness"].frames_read == 30
+        # A run that does not allow partial reads does not reuse the partial result.
+        again = measure_workspace(ws, workers=1)
+        assert again.failed == [(video, reason)] and video not in again.reused
+
+
+def test_scan_flags_an_avi_cut_short(tmp_path: Path) -> None:
+    """An AVI cut short opens and demuxes without an error: only its declared length tells."""
+    videos = tmp_path / "videos"
+    path = write_clip(videos / "Arson001_x264.avi", codec="mpeg4", frames=100, width=160)
+    with av.open(str(path)) as container:
+        ends = [p.pos + p.size for p in container.demux(video=0) if p.size]
+    cut_short(path, ends[44] / path.stat().st_size)  # right after the 45th frame's chunk
+    ws = Workspace.create(tmp_path / "ws", video_root=videos)
+    report = ws.scan()
+    assert report.registered == 0
+    [(name, reason)] = report.unreadable
+    assert name == "Arson001_x264.avi"
+    assert "truncated: the AVI header declares 100 frames" in reason and "45 frames" in reason
+    ws.close()

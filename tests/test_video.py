@@ -26,6 +26,7 @@ from support.reliability import (
     non_video_file,
     truncated_video,
     unknown_codec_video,
+    write_clip,
     zero_frame_video,
 )
 
@@ -159,6 +160,35 @@ def test_truncated_faststart_mp4_is_reported_truncated(tmp_path: Path) -> None:
     assert_probe_error(path, "truncated", "last packet incomplete")
 
 
+def cut_after_packet(path: Path, packets: int) -> Path:
+    """Cut ``path`` right after the bytes of its ``packets``-th video packet: no packet is
+    left half-written, so only a declared frame count can tell the file is short."""
+    with av.open(str(path)) as container:
+        ends = [p.pos + p.size for p in container.demux(video=0) if p.size]
+    return cut_short(path, ends[packets - 1] / path.stat().st_size)
+
+
+@pytest.mark.parametrize("fraction", [0.35, 0.5, 0.8])
+def test_truncated_avi_is_reported_truncated(tmp_path: Path, fraction: float) -> None:
+    """Cut anywhere: inside a chunk (the last packet is flagged incomplete) or not."""
+    path = truncated_video(
+        tmp_path / "cut.avi", codec="mpeg4", frames=100, width=160, height=120, fraction=fraction
+    )
+    assert_probe_error(path, "truncated")
+
+
+def test_avi_cut_on_a_chunk_boundary_is_reported_truncated(tmp_path: Path) -> None:
+    """The AVI demuxer reads a file cut short without its index and flags nothing; the
+    header's declared length gives it away."""
+    path = write_clip(tmp_path / "cut.avi", codec="mpeg4", frames=100, width=160, height=120)
+    assert_probe_error(cut_after_packet(path, 40), "truncated", "declares 100 frames")
+
+
+def test_mp4_cut_on_a_packet_boundary_is_reported_truncated(tmp_path: Path) -> None:
+    path = write_clip(tmp_path / "cut.mp4", frames=100, width=160, height=120, faststart=True)
+    assert_probe_error(cut_after_packet(path, 40), "truncated", "declares 100 frames", "40")
+
+
 @pytest.mark.parametrize(("name", "codec"), [("cut.mkv", "libx264"), ("cut.ts", "mpeg2video")])
 def test_truncated_matroska_and_ts_probe_with_frames_that_exist(
     tmp_path: Path, name: str, codec: str
@@ -257,9 +287,12 @@ def test_truncated_real_mp4(tmp_path: Path) -> None:
 
 
 @pytest.mark.realdata
-def test_truncated_real_avi(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fraction", [0.3, 0.45, 0.5, 0.9])
+def test_truncated_real_avi(tmp_path: Path, fraction: float) -> None:
+    """Its header declares 682 frame slots at 50 fps (every other one an empty "drop"
+    chunk): the 341 real frames fill them all, a cut file does not."""
     src = realdata_dir() / "videos" / "vtest_lamminhthien.avi"
-    assert_probe_error(cut_short(tmp_path / "cut.avi", 0.3, source=src), "truncated")
+    assert_probe_error(cut_short(tmp_path / "cut.avi", fraction, source=src), "truncated")
 
 
 @pytest.mark.realdata

@@ -378,6 +378,13 @@ def measure(
     only_new: Annotated[
         bool, typer.Option(help="Measure only videos that have no measurement yet.")
     ] = False,
+    allow_partial: Annotated[
+        bool,
+        typer.Option(
+            help="Measure the frames that decode of a video that delivers fewer than it "
+            "declares (recorded as frames_read) instead of failing it."
+        ),
+    ] = False,
 ) -> None:
     """Measure sharpness, motion and a colour hint per video; derive the auto factors' poles.
 
@@ -398,6 +405,7 @@ def measure(
             scheduler_timeout=scheduler_timeout,
             only_new=only_new,
             progress=show,
+            allow_partial=allow_partial,
         )
         files = {video_id: ws.video_path(video_id) for video_id, _reason in report.failed}
     speed = report.footage_seconds / report.wall_seconds if report.wall_seconds else 0

@@ -38,14 +38,15 @@ P010, RGB codecs) are converted to full-range 8-bit yuv420p first. Before measur
 version 2 the statistics were on the coded values, so full-range MJPEG scored 1.35× the same
 picture in limited-range H.264 and a benchmark's median split partly measured pixel format.
 
-Exactness. For 8-bit planes ``L`` is computed as ``CV_16S``, not ``CV_64F``: the ksize-1
-Laplacian is then an integer in [-1020, 1020], so ``CV_16S`` holds it exactly, and ``ΣL²``, ``ΣL``
-(``cv2.norm(NORM_L2SQR)``, ``cv2.sumElems``) are exact integers in double precision. The result
-equals ``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it),
-at a third of the cost (``CV_64F`` + ``meanStdDev``: 140 µs/frame at 320×240;
-``CV_16S`` + ``norm`` + ``sumElems``: 43 µs). Likewise the motion term is one
-``cv2.norm(Y_t, Y_{t-1}, NORM_L1)`` pass (6.5 µs) instead of ``absdiff`` + ``mean`` (13 µs),
-and chroma is ``cv2.norm(U, 128, NORM_L1)``, with no numpy temporaries anywhere.
+Exactness. Every sum is an exact integer: for 8-bit planes the ksize-1 Laplacian is an
+integer in [-1020, 1020], and the fused kernel (:mod:`vadscene.measure_kernel`, numba) computes
+``ΣL``, ``ΣL²``, ``Σ|Y_t - Y_{t-1}|`` and the chroma sums in ``int64`` in one pass over the
+frame, with no temporary planes. The OpenCV path (``cv2.Laplacian`` to ``CV_16S``, sums in
+``int64``, ``cv2.norm(NORM_L1)``) is kept as the reference the kernel is tested against bit for
+bit, and measures planes deeper than 8 bits (``CV_32F`` Laplacian, exact below 2^24). Before
+the kernel, ``ΣL²`` came from ``cv2.norm(NORM_L2SQR)``, which is off by ulps (1019664.9999999999
+for 1019665 on a real frame): harmless for a ranking, but not the exact value. The result equals
+``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it).
 
 Decoder choice (measured)
 -------------------------
@@ -117,14 +118,16 @@ with a reason naming the problem: ``"file not found"``, ``"not a regular file"``
 ``"empty file"``, ``"cannot open: <FFmpeg reason>"``, ``"no video stream"``,
 ``"unsupported codec: ..."``, ``"zero frames"``, ``"no decodable frame: ..."``,
 ``"decoding failed after N frames: ..."``, ``"truncated or damaged: ..."``,
-``"normal_mask has M entries but N frames were decoded ..."``. A file that decodes some frames
-and then fails is an error, not a partial measurement: the frames after the failure would be
-missing from the means without anyone noticing, and the ground-truth mask would no longer
-line up with what was measured. This is stricter than :func:`vadscene.video.probe_video`,
-which tolerates decode errors on leading packets. A damaged packet that the decoder drops
-*without* reporting an error (FFmpeg conceals most H.264 damage) cannot be told apart from a
-shorter video: ``frames_read`` is then below the probe's frame count, and only a gap larger
-than :data:`MASK_TOLERANCE` is caught (by the mask length check).
+``"truncated: the AVI header declares ..."`` / ``"truncated: the mov index declares ..."``,
+``"partial read: ..."``, ``"normal_mask has M entries but N frames were decoded ..."``. A file
+that decodes some frames and then fails, or delivers fewer frames than its container declares,
+than the demuxer delivered packets, or than the probe registered, is an error, not a partial
+measurement: the missing frames would be absent from the means without anyone noticing, and
+the ground-truth mask would no longer line up with what was measured (a truncated AVI was
+once measured on 154 of its 341 frames with exit code 0). ``allow_partial=True``
+(``vadscene measure --allow-partial``) opts into measuring what decodes, with ``frames_read``
+recorded. Limitation: Matroska, WebM and MPEG-TS declare no frame count, so a file of theirs
+cut on a packet boundary still looks like a shorter video.
 """
 
 from __future__ import annotations
@@ -134,13 +137,15 @@ import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import av
 import cv2
 import numpy as np
 
 from vadscene.errors import VadsceneError
-from vadscene.video import ffmpeg_reason
+from vadscene.measure_kernel import NO_PLANE, fused_kernel
+from vadscene.video import PacketTally, ffmpeg_reason
 
 MEASURE_VERSION = "2"
 """Version of the statistics' definitions; bump it when they change, so cached results die."""
@@ -236,6 +241,8 @@ def measure_video(
     *,
     normal_mask: np.ndarray | None = None,
     params: MeasureParams = MeasureParams(),
+    expected_frames: int | None = None,
+    allow_partial: bool = False,
 ) -> VideoMeasurement:
     """Decode ``path`` once, in order, and return its sharpness, motion and chroma.
 
@@ -249,6 +256,14 @@ def measure_video(
     are ignored (decoders and annotation tools often disagree by a frame or two at the end);
     a larger difference raises :class:`MeasurementError` naming both lengths.
 
+    Partial reads are failures: fewer frames than the container declares (see
+    :class:`vadscene.video.PacketTally`), than the demuxer delivered packets, or than
+    ``expected_frames`` (the workspace registry's count from the probe) raise
+    :class:`MeasurementError` with the reason, because the means would silently describe part
+    of the video and the ground truth would no longer line up. ``allow_partial=True`` measures
+    the frames that decode instead (a damaged last packet is skipped, a longer mask is cut to
+    the frames read) and ``frames_read`` records how many that was.
+
     Raises :class:`MeasurementError` for every unusable file (see the module docstring) and
     ``ValueError`` for a malformed ``normal_mask``. Module-level and returning a frozen
     dataclass, so it runs unchanged in process pools and on Dask workers.
@@ -257,7 +272,15 @@ def measure_video(
     path = Path(path)
     mask = _check_mask(normal_mask)
     _check_file(path)
-    scan = _scan(path, params.stride)
+    scan = _scan(path, params.stride, allow_partial)
+    if expected_frames is not None and scan.frames_read < expected_frames and not allow_partial:
+        raise MeasurementError(
+            path,
+            f"partial read: decoded {scan.frames_read} frames but the probe registered "
+            f"{expected_frames} (the file changed since the scan? run `vadscene scan`)",
+        )
+    if allow_partial and mask is not None and len(mask) > scan.frames_read:
+        mask = mask[: scan.frames_read]
     pairs_ok = _normal_pairs(path, mask, scan.frames_read) & ~np.isnan(scan.motion)
     motion_pairs = int(np.count_nonzero(pairs_ok))
     return VideoMeasurement(
@@ -364,13 +387,24 @@ _CONVERTED = _Scale(bits=8, luma=1.0, chroma=1.0, neutral=128)
 """The scale of frames converted by :func:`_planes`: full-range 8-bit yuv420p."""
 
 
-def _planes(frame: av.VideoFrame) -> tuple[list[np.ndarray], _Scale]:
-    """Y (U, V) of ``frame`` as (height, width) views of the decoder's buffers, and their scale.
+class _Plane(NamedTuple):
+    """One plane of a decoded frame, in place: the decoder's padded rows and the picture width."""
 
-    Natively read formats are not copied or converted (the rows keep their padding, the
-    views cut them to ``width``); higher bit depths stay on their native ``uint16`` plane
-    rather than going through swscale, which would dither them to 8 bits and add fine noise
-    the Laplacian responds to.
+    rows: np.ndarray  # (height, pitch), C-contiguous
+    width: int
+
+    @property
+    def view(self) -> np.ndarray:
+        """The picture: a (height, width) view of the rows."""
+        return self.rows[:, : self.width]
+
+
+def _planes(frame: av.VideoFrame) -> tuple[list[_Plane], _Scale]:
+    """Y (U, V) of ``frame`` in the decoder's buffers, and their scale.
+
+    Natively read formats are not copied or converted; higher bit depths stay on their
+    native ``uint16`` plane rather than going through swscale, which would dither them to 8
+    bits and add fine noise the Laplacian responds to.
     """
     scale = _scale_of(frame.format.name, frame.color_range == av.video.reformatter.ColorRange.JPEG)
     if scale is None:
@@ -382,12 +416,12 @@ def _planes(frame: av.VideoFrame) -> tuple[list[np.ndarray], _Scale]:
         )
         scale = _CONVERTED
     dtype = np.dtype(np.uint8 if scale.bits == 8 else "<u2")
-    views = []
+    planes = []
     for plane in frame.planes[:3]:
         columns = plane.line_size // dtype.itemsize
         rows = np.frombuffer(plane, dtype, plane.height * columns).reshape(plane.height, columns)
-        views.append(rows[:, : plane.width])
-    return views, scale
+        planes.append(_Plane(rows, plane.width))
+    return planes, scale
 
 
 @lru_cache(maxsize=8)
@@ -402,17 +436,70 @@ def _laplacian_variance(luma: np.ndarray) -> float:
     """``var(cv2.Laplacian(luma))`` in code values, exactly, via ``ΣL²/N - (ΣL/N)²``.
 
     8-bit planes use a ``CV_16S`` Laplacian (an integer in [-1020, 1020]); deeper planes a
-    ``CV_32F`` one, which still holds every value exactly (|L| <= 4 * 65535 < 2^24).
+    ``CV_32F`` one, which still holds every value exactly (|L| <= 4 * 65535 < 2^24). The sums
+    are taken in ``int64``: ``cv2.norm(NORM_L2SQR)`` is not exact (1019664.9999999999 for a
+    ``ΣL²`` of 1019665 on a real frame), ``cv2.sumElems`` is.
     """
     lap = cv2.Laplacian(luma, cv2.CV_16S if luma.dtype == np.uint8 else cv2.CV_32F)
-    mean = cv2.sumElems(lap)[0] / lap.size
-    return cv2.norm(lap, cv2.NORM_L2SQR) / lap.size - mean * mean
+    values = lap.astype(np.int64).ravel()
+    mean = int(values.sum()) / values.size
+    return int(values @ values) / values.size - mean * mean
 
 
 def _chroma_offset(plane: np.ndarray, neutral: int) -> float:
     """``mean|C - neutral|`` of one chroma plane in code values: its distance from colourless."""
     zero = _neutral_chroma(plane.shape, plane.dtype.str, neutral)
     return cv2.norm(plane, zero, cv2.NORM_L1) / plane.size
+
+
+def _frame_statistics(
+    planes: list[_Plane], scale: _Scale, previous: _Plane | None, analysed: bool
+) -> tuple[float | None, float | None, float | None]:
+    """``(sharpness, motion, chroma)`` terms of one frame on the 8-bit full-range scale.
+
+    Sharpness and chroma are ``None`` when the frame is not analysed (sampling mode), motion
+    when there is no comparable previous frame. 8-bit planes go through the fused kernel
+    (:mod:`vadscene.measure_kernel`, one pass, exact integer sums); deeper planes, and motion
+    alone, through OpenCV (the reference the kernel is tested against). Both paths turn the
+    sums into the same floating-point operations, so they agree bit for bit.
+    """
+    luma = planes[0]
+    pixels = luma.rows.shape[0] * luma.width
+    if not analysed:
+        if previous is None:
+            return None, None, None
+        return None, cv2.norm(luma.view, previous.view, cv2.NORM_L1) / pixels * scale.luma, None
+    if scale.bits != 8:
+        difference = (
+            None
+            if previous is None
+            else cv2.norm(luma.view, previous.view, cv2.NORM_L1) / pixels * scale.luma
+        )
+        offsets = (_chroma_offset(c.view, scale.neutral) for c in planes[1:])
+        return (
+            _laplacian_variance(luma.view) * scale.luma**2,
+            difference,
+            sum(offsets, 0.0) * scale.chroma,
+        )
+    u, v = (planes[1].rows, planes[2].rows) if len(planes) == 3 else (NO_PLANE, NO_PLANE)
+    chroma_width = planes[1].width if len(planes) == 3 else 0
+    laplacian_sum, laplacian_squares, difference_sum, offset_u, offset_v = fused_kernel(
+        luma.rows,
+        luma.width,
+        NO_PLANE if previous is None else previous.rows,
+        u,
+        v,
+        chroma_width,
+        scale.neutral,
+    )
+    mean = laplacian_sum / pixels
+    chroma_pixels = u.shape[0] * chroma_width
+    offsets = (offset_u / chroma_pixels, offset_v / chroma_pixels) if chroma_width else ()
+    return (
+        (laplacian_squares / pixels - mean * mean) * scale.luma**2,
+        None if previous is None else difference_sum / pixels * scale.luma,
+        sum(offsets, 0.0) * scale.chroma,
+    )
 
 
 def _open(path: Path) -> tuple[av.container.InputContainer, av.video.stream.VideoStream]:
@@ -452,40 +539,43 @@ def _is_analysed(t: int, stride: int) -> bool:
     return offset == int(stride * (block * _GOLDEN % 1.0))
 
 
-def _scan(path: Path, stride: int) -> _Scan:
+def _scan(path: Path, stride: int, allow_partial: bool) -> _Scan:
     """Decode every frame in order: motion for every pair, sharpness and chroma for the frames
     :func:`_is_analysed` picks (all of them at stride 1)."""
     sharpness: list[float] = []
     chroma: list[float] = []
     motion: list[float] = []
-    packets = 0
+    tally = PacketTally()
     t = 0  # index of the next decoded frame = frames decoded so far
-    prev: np.ndarray | None = None  # luma of frame t-1
-    prev_scale: _Scale | None = None  # and its scale
+    prev: tuple[_Plane, _Scale] | None = None  # luma of frame t-1 and its scale
     container, stream = _open(path)
     with container:
         try:
             for packet in container.demux(stream):
-                if packet.size:
-                    packets += 1
-                    if packet.is_corrupt:
-                        raise MeasurementError(
-                            path, f"truncated or damaged: video packet {packets} is incomplete"
-                        )
+                tally.add(packet)
+                if packet.is_corrupt and packet.size:
+                    if allow_partial:
+                        continue  # measure the frames before the damage
+                    raise MeasurementError(
+                        path, f"truncated or damaged: video packet {tally.packets} is incomplete"
+                    )
                 for frame in packet.decode():
                     planes, scale = _planes(frame)
                     luma = planes[0]
+                    comparable = prev is not None and (
+                        prev[0].rows.shape == luma.rows.shape
+                        and prev[0].width == luma.width
+                        and prev[1] is scale  # scales are shared instances (lru_cache)
+                    )
+                    sharp, difference, colour = _frame_statistics(
+                        planes, scale, prev[0] if comparable else None, _is_analysed(t, stride)
+                    )
                     if prev is not None:
-                        motion.append(
-                            cv2.norm(luma, prev, cv2.NORM_L1) / luma.size * scale.luma
-                            if prev.shape == luma.shape and prev_scale == scale
-                            else np.nan
-                        )
-                    if _is_analysed(t, stride):
-                        sharpness.append(_laplacian_variance(luma) * scale.luma**2)
-                        offsets = (_chroma_offset(c, scale.neutral) for c in planes[1:])
-                        chroma.append(sum(offsets, 0.0) * scale.chroma)
-                    prev, prev_scale = luma, scale
+                        motion.append(np.nan if difference is None else difference)
+                    if sharp is not None:
+                        sharpness.append(sharp)
+                        chroma.append(colour)
+                    prev = (luma, scale)
                     t += 1
         except (av.FFmpegError, OSError) as exc:
             if t == 0:
@@ -493,10 +583,15 @@ def _scan(path: Path, stride: int) -> _Scan:
             raise MeasurementError(
                 path, f"decoding failed after {t} frames: {ffmpeg_reason(exc)}"
             ) from exc
-    if packets == 0:
-        raise MeasurementError(path, "zero frames")
-    if t == 0:
-        raise MeasurementError(path, "no decodable frame: decoder produced nothing")
+        if tally.packets == 0:
+            raise MeasurementError(path, "zero frames")
+        if t == 0:
+            raise MeasurementError(path, "no decodable frame: decoder produced nothing")
+        shortfall = tally.shortfall(container, stream)
+    if shortfall is None and t < tally.packets:
+        shortfall = f"partial read: the decoder delivered {t} of the {tally.packets} frames"
+    if shortfall is not None and not allow_partial:
+        raise MeasurementError(path, shortfall)
     return _Scan(
         frames_read=t,
         sharpness=np.array(sharpness),

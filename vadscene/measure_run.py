@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import multiprocessing
 import os
 import signal
 import sys
@@ -108,7 +109,9 @@ def _normal_masks(workspace: Workspace) -> dict[str, np.ndarray]:
     return {video: ~truth.labels_of(video) for video in truth.video_ids}
 
 
-def _jobs(workspace: Workspace, params: MeasureParams, only_new: bool) -> Iterator[_Job | str]:
+def _jobs(
+    workspace: Workspace, params: MeasureParams, only_new: bool, allow_partial: bool
+) -> Iterator[_Job | str]:
     """Jobs for videos to measure; the ids of videos whose cached results still hold."""
     masks = _normal_masks(workspace)
     stored = workspace.store.measurements()
@@ -116,20 +119,27 @@ def _jobs(workspace: Workspace, params: MeasureParams, only_new: bool) -> Iterat
         mask = masks.get(video.video_id)
         key = measurement_params(params, video, mask)
         cached = stored.get(video.video_id, {})
-        if (only_new and cached) or _still_current(cached, key):
+        if (only_new and cached) or _still_current(cached, key, video, allow_partial):
             yield video.video_id
             continue
         yield _Job(video, workspace.video_path(video.video_id), mask, key)
 
 
-def _still_current(cached: dict[str, Measurement], key: dict) -> bool:
-    """Whether a video's stored statistics were measured under ``key``.
+def _still_current(
+    cached: dict[str, Measurement], key: dict, video: VideoInfo, allow_partial: bool
+) -> bool:
+    """Whether a video's stored statistics were measured under ``key``, on the whole video.
 
     Every statistic of a video is written in one transaction (a motion without a normal pair
     is deleted in it), so sharpness and chroma under the current key with no motion mean the
-    measurement found no normal pair: that is a result, not a reason to decode again.
+    measurement found no normal pair: that is a result, not a reason to decode again. A
+    partial measurement (``--allow-partial``: fewer frames read than registered) is current
+    only for runs that allow partial reads.
     """
-    return {"sharpness", "chroma"} <= set(cached) and all(m.params == key for m in cached.values())
+    if not {"sharpness", "chroma"} <= set(cached):
+        return False
+    whole = cached["sharpness"].frames_read >= video.num_frames
+    return (whole or allow_partial) and all(m.params == key for m in cached.values())
 
 
 def _statistics(result: VideoMeasurement, params: dict) -> dict[str, Measurement]:
@@ -162,8 +172,13 @@ def measure_workspace(
     only_new: bool = False,
     params: MeasureParams | None = None,
     progress: MeasureProgress | None = None,
+    allow_partial: bool = False,
 ) -> MeasureReport:
     """Measure every registered video that lacks current results, then re-derive auto poles.
+
+    A video that decodes fewer frames than it declares or than the scan registered fails
+    with the reason; ``allow_partial`` measures the frames that decode instead, and the
+    stored ``frames_read`` says how many (see :func:`vadscene.measure.measure_video`).
 
     Auto factors keep the threshold rule in force (last applied, else the catalogue's); the
     report lists how many videos changed pole.
@@ -173,7 +188,7 @@ def measure_workspace(
     params = params or MeasureParams()
     report = MeasureReport()
     jobs: list[_Job] = []
-    for item in _jobs(workspace, params, only_new):
+    for item in _jobs(workspace, params, only_new, allow_partial):
         if isinstance(item, str):
             report.reused.append(item)
         else:
@@ -183,7 +198,7 @@ def measure_workspace(
     if progress is not None:
         progress(0, total, 0.0, "")
     store = workspace.store
-    outcomes = _run(jobs, params, workers, scheduler, scheduler_timeout)
+    outcomes = _run(jobs, params, workers, scheduler, scheduler_timeout, allow_partial)
     for done, (job, outcome) in enumerate(outcomes, start=1):
         if isinstance(outcome, VideoMeasurement):
             statistics = _statistics(outcome, job.params)
@@ -211,16 +226,17 @@ def _run(
     workers: int | None,
     scheduler: str | None,
     scheduler_timeout: float,
+    allow_partial: bool,
 ) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
     """(job, measurement or failure reason) as each video finishes, in completion order."""
     if not jobs:
         return
     if scheduler is not None:
-        yield from _run_dask(jobs, params, scheduler, scheduler_timeout)
+        yield from _run_dask(jobs, params, scheduler, scheduler_timeout, allow_partial)
         return
     workers = workers or os.cpu_count() or 1
     with _process_pool(min(workers, len(jobs))) as pool:
-        futures = {pool.submit(_measure_one, str(j.path), j.normal_mask, params): j for j in jobs}
+        futures = {pool.submit(_measure_one, j, params, allow_partial): j for j in jobs}
         try:
             for future in as_completed(futures):
                 yield futures[future], future.result()
@@ -232,11 +248,18 @@ def _run(
 def _process_pool(workers: int) -> ProcessPoolExecutor:
     """A local pool whose workers die with this process and run OpenCV single-threaded.
 
-    The workers are started (lazily, by ``submit``) from the thread that uses the pool, which
-    outlives it: ``PR_SET_PDEATHSIG`` fires when the *thread* that forked a worker ends.
+    Workers are spawned, not forked: a process that has already run OpenCV (the app, a test,
+    a notebook) holds OpenCV's worker threads, a forked child inherits its thread pool's
+    state without the threads, and its first parallel OpenCV call (or ``setNumThreads``)
+    can hang for ever. Spawning costs ~1 s per worker, once per run. The workers are
+    started (lazily, by ``submit``) from the thread that uses the pool, which outlives it:
+    ``PR_SET_PDEATHSIG`` fires when the *thread* that started a worker ends.
     """
     return ProcessPoolExecutor(
-        max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),)
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(os.getpid(),),
     )
 
 
@@ -260,7 +283,11 @@ def _start_worker(parent_pid: int) -> None:
 
 
 def _run_dask(
-    jobs: list[_Job], params: MeasureParams, scheduler: str, timeout: float
+    jobs: list[_Job],
+    params: MeasureParams,
+    scheduler: str,
+    timeout: float,
+    allow_partial: bool,
 ) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
     try:
         from distributed import Client
@@ -279,8 +306,7 @@ def _run_dask(
         ) from None
     with client:
         futures = {
-            client.submit(_measure_one, str(j.path), j.normal_mask, params, pure=False): j
-            for j in jobs
+            client.submit(_measure_one, j, params, allow_partial, pure=False): j for j in jobs
         }
         try:
             for future in dask_completed(futures):
@@ -290,11 +316,15 @@ def _run_dask(
             raise
 
 
-def _measure_one(
-    path: str, normal_mask: np.ndarray | None, params: MeasureParams
-) -> VideoMeasurement | str:
+def _measure_one(job: _Job, params: MeasureParams, allow_partial: bool) -> VideoMeasurement | str:
     """Worker entry point: a measurement, or the reason it failed (never raises for bad files)."""
     try:
-        return measure_video(path, normal_mask=normal_mask, params=params)
+        return measure_video(
+            job.path,
+            normal_mask=job.normal_mask,
+            params=params,
+            expected_frames=job.video.num_frames,
+            allow_partial=allow_partial,
+        )
     except MeasurementError as exc:
         return exc.reason

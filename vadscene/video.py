@@ -105,6 +105,63 @@ def ffmpeg_reason(exc: av.FFmpegError | OSError) -> str:
     return reason
 
 
+class PacketTally:
+    """What demuxing a video stream delivered, to compare with what the file declares.
+
+    Fed every demuxed packet of the stream (:meth:`add`); :meth:`shortfall` then says whether
+    the packets fall short of the length the container's header declares. Containers that
+    declare no length (Matroska, WebM, MPEG-TS: ``stream.frames == 0``) cannot be checked.
+    """
+
+    def __init__(self) -> None:
+        self.packets = 0  # non-empty packets = frames the decoder will deliver
+        self._last_dts: int | None = None
+        self._dts_step = 1
+
+    def add(self, packet: av.Packet) -> None:
+        """Count one demuxed packet (empty flush packets are ignored)."""
+        if not packet.size:
+            return
+        self.packets += 1
+        if packet.dts is not None:
+            if self._last_dts is not None and packet.dts > self._last_dts:
+                self._dts_step = packet.dts - self._last_dts
+            self._last_dts = packet.dts
+
+    def shortfall(
+        self, container: av.container.InputContainer, stream: av.video.stream.VideoStream
+    ) -> str | None:
+        """``None`` when the packets cover the declared length, else the reason they do not.
+
+        AVI declares its length in frame slots of the stream's time base (``strh``
+        ``dwLength``), and a slot may be an empty "drop" chunk that the demuxer never
+        delivers (the real ``vtest_lamminhthien.avi``: 682 slots at 50 fps for 341 frames at
+        25 fps), so it is checked by where the last packet's slot ends: its decoding
+        timestamp plus the step between the last two packets. An AVI cut short loses its
+        index, and the demuxer then reads the chunks that remain without flagging anything.
+        Other containers (MP4/MOV) declare their number of samples, one per packet.
+        """
+        declared = stream.frames
+        if declared <= 0:
+            return None
+        if container.format.name == "avi":
+            covered = (self._last_dts or 0) + self._dts_step
+            if covered >= declared:
+                return None
+            rate = float(1 / stream.time_base)
+            return (
+                f"truncated: the AVI header declares {declared} frames ({declared / rate:.2f} s "
+                f"at {rate:g} fps) but the file ends after frame {covered} "
+                f"({covered / rate:.2f} s, {self.packets} frames present)"
+            )
+        if self.packets >= declared:
+            return None
+        return (
+            f"truncated: the {container.format.name.split(',')[0]} index declares {declared} "
+            f"frames but only {self.packets} are present"
+        )
+
+
 def probe_video(path: Path | str) -> VideoProbe:
     """Probe one video file: frame count, fps, size, codec, fingerprint.
 
@@ -141,12 +198,15 @@ def probe_video(path: Path | str) -> VideoProbe:
     Truncation: when the demuxer reports that the last packet was cut short by the end of
     the file (a partial read flagged as corrupt, which the mp4/mov and AVI demuxers do),
     the file is rejected as ``"truncated"`` rather than probed with fewer frames, because
-    labels and ground truth for a benchmark video refer to the complete clip. An mp4 cut
-    before its ``moov`` atom (the usual case: moov written last) cannot be opened at all
-    and is reported as ``"cannot open: ..."``. Limitation: a file cut exactly on a packet
-    boundary, and truncated Matroska/WebM/MPEG-TS files (their demuxers silently drop the
-    partial packet), are indistinguishable from shorter videos and probe successfully with
-    the frames that exist.
+    labels and ground truth for a benchmark video refer to the complete clip. So is a file
+    whose packets fall short of the length its container declares (:class:`PacketTally`):
+    an AVI cut short (its index is lost and the demuxer reads the remaining chunks without
+    flagging anything; a real 341-frame clip cut in half probed as 154 frames) or an MP4 cut
+    on a packet boundary. An mp4 cut before its ``moov`` atom (the usual case: moov written
+    last) cannot be opened at all and is reported as ``"cannot open: ..."``. Limitation:
+    truncated Matroska/WebM/MPEG-TS files (their demuxers silently drop the partial packet,
+    and they declare no frame count) are indistinguishable from shorter videos and probe
+    successfully with the frames that exist.
 
     ``fps`` is FFmpeg's guessed rate (falling back to the average, then the base rate): the
     guess follows the packet timing, where the average trusts the header. For the AVI above
@@ -190,12 +250,14 @@ def probe_video(path: Path | str) -> VideoProbe:
         if not rate:  # None or 0: duration would be undefined
             raise VideoProbeError(path, "unknown frame rate")
 
+        tally = PacketTally()
         num_frames = 0
         decoded = False
         last_corrupt = False
         decode_error: av.FFmpegError | None = None
         try:
             for packet in container.demux(stream):
+                tally.add(packet)
                 if packet.size == 0:  # PyAV's end-of-stream flush packet, or an empty chunk
                     continue
                 num_frames += 1
@@ -222,6 +284,9 @@ def probe_video(path: Path | str) -> VideoProbe:
         if not decoded:
             detail = ffmpeg_reason(decode_error) if decode_error else "decoder produced nothing"
             raise VideoProbeError(path, f"no decodable frame: {detail}")
+        shortfall = tally.shortfall(container, stream)
+        if shortfall is not None:
+            raise VideoProbeError(path, shortfall)
 
         fps = float(rate)
         return VideoProbe(
