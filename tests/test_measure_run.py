@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 import pytest
 from helpers import copy_demo
-from vadscene.reliability import cut_short, write_clip
+from support.reliability import cut_short, write_clip
 
 from vadscene import measure, measure_run
 from vadscene.cli import run
