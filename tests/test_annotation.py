@@ -1,29 +1,13 @@
-"""The annotation session logic under the Annotate page: completeness and key numbers (the
-event handler is tested in test_annotation_events.py)."""
+"""The annotation session logic under the Annotate page: completeness (the event handler is
+tested in test_annotation_events.py)."""
 
 from __future__ import annotations
 
 from conftest import ABUSE, ARSON, NORMAL, ROAD
 
-from vadscene.annotation import (
-    incomplete_videos,
-    next_incomplete,
-    value_for_number,
-)
-from vadscene.catalogue import AMBIGUOUS, Catalogue
+from vadscene.annotation import incomplete_videos, next_incomplete
+from vadscene.catalogue import AMBIGUOUS
 from vadscene.workspace import Workspace
-
-
-def test_number_keys_pick_values_then_ambiguous(catalogue: Catalogue) -> None:
-    location = catalogue.factor("location")  # three values
-    assert [value_for_number(location, n) for n in range(0, 6)] == [
-        None,
-        "residential",
-        "commercial",
-        "fuel-station",
-        AMBIGUOUS,
-        None,
-    ]
 
 
 def test_next_incomplete_wraps_around_and_ends_when_all_are_done(

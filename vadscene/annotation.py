@@ -159,13 +159,6 @@ def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, Queue
     return queue
 
 
-def value_for_number(factor: Factor, number: int) -> str | None:
-    """Key 1…n picks the factor's n-th value; the key after the last value picks ambiguous."""
-    if 1 <= number <= len(factor.values):
-        return factor.values[number - 1]
-    return AMBIGUOUS if number == len(factor.values) + 1 else None
-
-
 def pending_events(events: object) -> list[dict]:
     """The well-formed events of what the browser sent, oldest first (malformed entries come
     from the browser and are ignored; :func:`handle_event` recognises repeats)."""

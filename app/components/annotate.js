@@ -280,7 +280,10 @@ export default function (component) {
     const n = s.queue.length;
     for (let k = 1; k <= n; k += 1) {
       const entry = s.queue[(s.index[s.current] + k) % n];
-      if (entry.id !== s.current && !manualDone(entry.id)) return show(entry.id);
+      // What is on screen (keys pending included) for the videos the page has the data of,
+      // else the queue's status from the store.
+      const open = s.cache[entry.id] ? !manualDone(entry.id) : entry.status === "incomplete";
+      if (entry.id !== s.current && open) return show(entry.id);
     }
     return message("Every video is complete.", "info");
   };
