@@ -85,29 +85,27 @@ def test_audit_page_runs_the_engine_on_the_demo(demo_app: Path) -> None:
     assert app.get("download_button")
 
 
-def test_annotate_page_records_a_widget_decision(demo_app: Path) -> None:
+def test_annotate_page_has_no_widget_that_writes_decisions(demo_app: Path) -> None:
+    """The surface component is the only writer (its events are tested in
+    test_annotation_events.py and in the browser): no Streamlit radio, toggle or text box on
+    the page can decide, flag, note or rename anything."""
     app = AppTest.from_file(str(app_entry_point()), default_timeout=60)
     app.query_params["annotator"] = "apptest"
     app.run()
     assert not app.exception
-    # The page opens at the annotator's first incomplete video (every video, for a new name).
+    assert not app.radio and not app.toggle and not app.text_input and not app.text_area
+    assert any("Annotating as **apptest**" in m.value for m in app.sidebar.markdown)
     with Workspace.open(demo_app) as workspace:
-        first = workspace.store.video_ids()[0]
-    assert app.query_params["video"] == first
+        assert workspace.store.current_values("apptest") == {}
 
-    def crowd_radio():
-        [radio] = [r for r in app.radio if r.key.startswith(f"annotate_{first}_crowd_")]
-        return radio
 
-    before = crowd_radio()
-    assert before.value is None
-    before.set_value("many").run()
+def test_annotate_page_asks_for_a_name_it_does_not_have(demo_app: Path) -> None:
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
     assert not app.exception
-    with Workspace.open(demo_app) as workspace:
-        assert workspace.store.current_values("apptest") == {(first, "crowd"): "many"}
-    assert any("Saved crowd = many" in t.value for t in app.toast)
-    # A new widget shows the stored value: the old one's state can no longer decide anything.
-    assert crowd_radio().key != before.key and crowd_radio().value == "many"
+    assert "Choose your name" in app.info[0].value
+    # The name box is in the dialog (a fragment, submitted in the browser test).
+    assert [t.label for t in app.text_input] == ["Your name"]
+    assert [b.label for b in app.button if b.label == "Start annotating"]
 
 
 def test_review_page_filters_and_records_a_consensus(demo_app: Path) -> None:

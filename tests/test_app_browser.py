@@ -30,17 +30,30 @@ def _wait_for(condition, timeout: float = 15.0) -> None:
         time.sleep(0.2)
 
 
-def focus_on(page, factor_name: str) -> None:
-    """Press ArrowDown and wait until the focus marker stands before ``factor_name``."""
+READY = "() => window.__vadsceneAnnotate && window.__vadsceneAnnotate.ready"
+
+
+def focus_on(page, factor_key: str) -> None:
+    """Press ArrowDown and wait until the focused row is ``factor_key``."""
     page.keyboard.press("ArrowDown")
-    page.get_by_text(f"▶ {factor_name}").first.wait_for(timeout=30_000)
+    page.locator(f".vs-row.vs-focus[data-factor='{factor_key}']").wait_for(timeout=30_000)
+
+
+def shown_values(page) -> dict[str, str]:
+    """factor → the value the panel shows as the annotator's own (auto poles excluded)."""
+    return page.evaluate(
+        "() => Object.fromEntries(Array.from(document.querySelectorAll('.vs-row'))"
+        ".filter(r => r.querySelector('.vs-mine'))"
+        ".map(r => [r.dataset.factor, r.querySelector('.vs-mine').dataset.value]))"
+    )
 
 
 def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) -> None:
     url, root = served
     with chromium_page(1400, 1000) as page:
         page.goto(f"{url}/?annotator=e2e&video={VIDEO}")
-        video = page.locator("video")
+        page.wait_for_function(READY, timeout=60_000)
+        video = page.locator("video:not([hidden])")
         video.wait_for(timeout=30_000)
         start = video.evaluate("v => v.currentTime")
         _wait_for(lambda: video.evaluate("v => v.currentTime") > start + 0.5)  # it plays
@@ -51,11 +64,11 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
 
         page.keyboard.press("1")  # focused factor: colour → "color"
         _wait_for(lambda: _current(root, "e2e").get("color") == "color")
-        focus_on(page, "Spatial resolution")  # ArrowDown, and wait for the marker to move
-        focus_on(page, "Camera continuity")
+        focus_on(page, "resolution")
+        focus_on(page, "continuity")
         page.keyboard.press("2")
         _wait_for(lambda: _current(root, "e2e").get("continuity") == "multi-view")
-        focus_on(page, "Camera elevation")
+        focus_on(page, "elevation")
         page.keyboard.press("a")
         _wait_for(lambda: _current(root, "e2e").get("elevation") == "ambiguous")
 
@@ -64,19 +77,10 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
         assert len(_current(root, "e2e")) == 3  # keys typed into a text box decide nothing
 
         page.reload()
-        video.wait_for(timeout=30_000)
-
-        def checked() -> set[str]:
-            return set(
-                page.evaluate(
-                    "() => Array.from(document.querySelectorAll('input[type=radio]:checked'))"
-                    ".map(i => i.closest('label').innerText.trim())"
-                )
-            )
-
-        # The three decisions are shown again (the panel renders after the player).
+        page.wait_for_function(READY, timeout=60_000)
+        want = {"color": "color", "continuity": "multi-view", "elevation": "ambiguous"}
         try:
-            _wait_for(lambda: {"1 color", "2 multi-view", "3 ambiguous"} <= checked(), 30)
+            _wait_for(lambda: shown_values(page) == want, 30)
         except AssertionError:
             page.screenshot(path=str(ARTIFACTS / "annotate-after-reload-failed.png"))
             with sqlite3.connect(root / "annotations.db") as db:
@@ -85,19 +89,20 @@ def test_annotate_with_the_keyboard_reload_and_undo(served: tuple[str, Path]) ->
                     "ORDER BY decision_id"
                 ).fetchall()
             raise AssertionError(
-                f"after reload the page shows {sorted(checked())}; the log holds {log}"
+                f"after reload the page shows {shown_values(page)}; the log holds {log}"
             ) from None
         _wait_for(lambda: video.evaluate("v => v.playbackRate") == 1.25)  # speed remembered
-        page.get_by_text("▶ Camera elevation").first.wait_for(timeout=30_000)  # and the focus
+        page.locator(".vs-row.vs-focus[data-factor='elevation']").wait_for()  # and the focus
         page.screenshot(path=str(ARTIFACTS / "annotate.png"))
 
         page.keyboard.press("u")
         _wait_for(lambda: _current(root, "e2e").get("elevation") is None)
         assert _current(root, "e2e")["continuity"] == "multi-view"
+        _wait_for(lambda: "elevation" not in shown_values(page))
 
         page.goto(f"{url}/")  # no name in the URL: this browser remembers it
-        name = page.get_by_label("Annotator", exact=True)
-        _wait_for(lambda: name.count() and name.input_value() == "e2e")
+        _wait_for(lambda: "annotator=e2e" in page.evaluate("() => location.href"), 60)
+        page.wait_for_function(READY, timeout=60_000)
 
         page.goto(f"{url}/review?annotator=e2e")
         page.get_by_text("Agreement between annotators").wait_for(timeout=30_000)
@@ -133,8 +138,7 @@ def test_keys_typed_faster_than_the_page_reruns_land_once_each_where_focused(
     url, root = served
     with chromium_page(1400, 1000) as page:
         page.goto(f"{url}/?annotator=typeahead&video={VIDEO}")
-        page.get_by_text("▶ Color encoding").first.wait_for(timeout=30_000)
-        page.wait_for_function("() => window.__vadscenePlayer && window.__vadscenePlayer.setState")
+        page.wait_for_function(READY, timeout=60_000)
         for key, _factor, _value in TYPEAHEAD:
             page.keyboard.press(key)
         expected = [(factor, value) for _key, factor, value in TYPEAHEAD if factor is not None]
@@ -150,7 +154,7 @@ def test_keys_typed_faster_than_the_page_reruns_land_once_each_where_focused(
             _wait_for(lambda: len(logged()) >= len(expected), 30)
         except AssertionError:
             raise AssertionError(f"the log holds {logged()}, expected {expected}") from None
-        page.get_by_text("▶ Number of people").first.wait_for(timeout=30_000)
+        page.locator(".vs-row.vs-focus[data-factor='crowd']").wait_for(timeout=30_000)
         page.wait_for_timeout(1500)  # room for a replayed key to land twice
         assert logged() == expected
 
@@ -206,7 +210,7 @@ def test_a_typed_note_survives_a_reload_and_saves_while_typing(
         page.goto(f"{url}/?annotator=notes&video={VIDEO}")
         box = page.get_by_role("textbox", name="Note about this video")
         box.wait_for(timeout=30_000)
-        page.wait_for_function("() => window.__vadscenePlayer && window.__vadscenePlayer.setState")
+        page.wait_for_function(READY, timeout=60_000)
         drafts = "() => Object.keys(localStorage).filter(k => k.startsWith('vadscene.note:'))"
 
         first = "typed, then reloaded at once"

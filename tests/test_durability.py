@@ -415,16 +415,16 @@ def _open_annotate(page: Any, url: str, annotator: str, video: str) -> None:
 def _wait_until_ready(page: Any, focused: str = CATALOGUE.factors[0].key) -> None:
     """Wait until the player is mounted, its keyboard map live and ``focused`` focused (a new
     tab starts at the first factor; a reload keeps the tab's focus)."""
-    page.locator("video").wait_for(timeout=STARTUP_TIMEOUT * 1000)
     page.wait_for_function(
-        "() => window.__vadsceneKeys && window.__vadscenePlayer?.setState",
+        "() => window.__vadsceneKeys && window.__vadsceneAnnotate?.ready",
         timeout=STARTUP_TIMEOUT * 1000,
     )
+    page.locator("video:not([hidden])").wait_for(timeout=STARTUP_TIMEOUT * 1000)
     _wait_for_focus(page, focused)
 
 
 def _wait_for_focus(page: Any, factor: str) -> None:
-    page.get_by_text(f"▶ {FACTORS[factor].name}").first.wait_for(timeout=ACK_TIMEOUT * 1000)
+    page.locator(f".vs-row.vs-focus[data-factor='{factor}']").wait_for(timeout=ACK_TIMEOUT * 1000)
 
 
 def _focus_next(page: Any, factor: str) -> None:
@@ -462,9 +462,12 @@ def _radio_label(factor: str, value: str) -> str:
 
 
 def _checked_radios(page: Any) -> list[str]:
+    """The value each factor row shows (the annotator's, else the auto pole) as "N value"."""
     return page.evaluate(
-        "() => Array.from(document.querySelectorAll('input[type=radio]:checked'))"
-        ".map(i => i.closest('label').innerText.trim())"
+        "() => Array.from(document.querySelectorAll('.vs-row')).flatMap(row => {"
+        " const chips = Array.from(row.querySelectorAll('.vs-chip'));"
+        " const i = chips.findIndex(c => c.matches('.vs-mine, .vs-auto'));"
+        " return i < 0 ? [] : [`${i + 1} ${chips[i].dataset.value}`]; })"
     )
 
 

@@ -1,5 +1,12 @@
-"""What an annotation session needs from the store: the annotator's view of a video, which
-videos are incomplete, and keyboard value choices — the Annotate page is a thin layer on this.
+"""What an annotation session needs from the store: the annotator's view of a video, their
+queue of videos, and the one function that turns a person's key or click into a store write.
+
+Every change a person makes on the Annotate page — a value, accepting an auto pole, undo, the
+flag, the note — arrives as an event ``{page, seq, video, factor, action, value}`` and is
+handled by :func:`handle_event`, exactly once; nothing else on the page writes decisions. The
+browser resends every event it has not seen acknowledged (a rerun request can be folded into a
+newer one or replayed into a later run), so the handler must recognise a repeat, and an event
+whose value the store already holds records nothing.
 
 A video is complete for an annotator when every manual factor has a decision (a value or
 ``ambiguous``); auto factors are measured, so they never make a video incomplete.
@@ -7,11 +14,24 @@ A video is complete for an annotator when every manual factor has a decision (a 
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from vadscene.catalogue import AMBIGUOUS, Factor
-from vadscene.records import AUTO_ANNOTATOR
+from vadscene.errors import StoreError, VadsceneError
+from vadscene.records import AUTO_ANNOTATOR, Measurement
 from vadscene.store import AnnotationStore
+
+ACTIONS = ("decide", "accept_auto", "undo", "flag", "note")
+"""What an event can ask: set a factor's value, take the auto pole as one's own decision, undo
+one's latest decision, set the video's flag (true/false, not a toggle, so a repeat is
+harmless), set its note ("" clears it)."""
+
+QueueStatus = Literal["complete", "incomplete", "flagged", "disagreement"]
+OutcomeStatus = Literal["recorded", "unchanged", "duplicate", "refused", "failed"]
+_Reply = Callable[[OutcomeStatus, str], "Outcome"]
 
 
 @dataclass(frozen=True)
@@ -22,31 +42,67 @@ class FactorState:
     value: str | None  # the annotator's current value
     auto_value: str | None  # the measured pole, for auto factors
     measured: float | None  # the statistic behind the auto pole
-    revision: str  # the decisions shown (ids of the annotator's and the auto one); see below
-
-    # A page keys the factor's widget by ``revision``, so the widget is new whenever the
-    # store's value changes: a browser that reports a widget's old value (its rerun request
-    # left before it had shown the new one) then reports it for a widget that is gone, and
-    # the stale value cannot be taken for a click that undoes the change.
 
 
-def factor_states(store: AnnotationStore, video_id: str, annotator: str) -> list[FactorState]:
-    """The annotator's values, and auto poles with their measurements, for every factor."""
+@dataclass(frozen=True)
+class Ack:
+    """The last event a page's session handled: ``(page, seq)``, and the annotator's log head
+    (:meth:`~vadscene.store.AnnotationStore.last_decision_id`) right after it."""
+
+    page: str
+    seq: int
+    head: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one event.
+
+    ``recorded``: committed. ``unchanged``: the store already held it, nothing written.
+    ``duplicate``: this (page, seq) was handled before. ``refused``: the event cannot be
+    applied (unknown video, a value the factor does not allow, an undo of a log that changed
+    elsewhere); dropping it is right. ``failed``: the store could not commit (busy, disk full,
+    read-only); the browser keeps the event and sends it again.
+    """
+
+    page: str
+    seq: int
+    status: OutcomeStatus
+    message: str
+    head: int
+
+    @property
+    def handled(self) -> bool:
+        """Whether the browser may forget the event (everything but a failed commit)."""
+        return self.status != "failed"
+
+
+def factor_states(
+    store: AnnotationStore,
+    video_id: str,
+    annotator: str,
+    *,
+    measurements: dict[str, dict[str, Measurement]] | None = None,
+) -> list[FactorState]:
+    """The annotator's values, and auto poles with their measurements, for every factor.
+
+    ``measurements`` is :meth:`~vadscene.store.AnnotationStore.measurements`, read once by a
+    caller that asks about several videos (it covers the whole workspace)."""
     decisions = store.current_decisions(video_id=video_id)
-    mine = {d.factor: d for d in decisions if d.annotator == annotator}
-    auto = {d.factor: d for d in decisions if d.annotator == AUTO_ANNOTATOR}
-    measured = store.measurements().get(video_id, {})
+    mine = {d.factor: d.value for d in decisions if d.annotator == annotator}
+    auto = {d.factor: d.value for d in decisions if d.annotator == AUTO_ANNOTATOR}
+    if measurements is None:
+        measurements = store.measurements()
+    measured = measurements.get(video_id, {})
     states = []
     for factor in store.catalogue.factors:
         statistic = factor.auto.statistic if factor.auto else None
-        own, pole = mine.get(factor.key), auto.get(factor.key)
         states.append(
             FactorState(
                 factor,
-                own.value if own else None,
-                pole.value if pole else None,
+                mine.get(factor.key),
+                auto.get(factor.key),
                 measured[statistic].value if statistic in measured else None,
-                f"{own.decision_id if own else 0}-{pole.decision_id if pole else 0}",
             )
         )
     return states
@@ -70,32 +126,198 @@ def next_incomplete(store: AnnotationStore, annotator: str, after: str | None) -
     return (later or remaining)[0]
 
 
-def value_for_number(factor: Factor, number: int) -> str | None:
-    """Key 1…n picks the factor's n-th value; the key after the last value picks ambiguous."""
-    if 1 <= number <= len(factor.values):
-        return factor.values[number - 1]
-    return AMBIGUOUS if number == len(factor.values) + 1 else None
+def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, QueueStatus]]:
+    """The annotator's videos in working order (by id) with where each stands for them.
 
-
-def new_key_events(events: list[dict], acked: dict | None) -> list[dict]:
-    """The browser's key events not handled yet, oldest first.
-
-    The player resends every key event it has not seen acknowledged with each new one, because
-    Streamlit may drop a pending rerun's input in favour of a newer one or replay a run's input
-    into a later run. ``acked`` is ``{"page": ..., "seq": ...}`` of the last handled event (None
-    before the first); an event is new if it comes from another page load (a reload) or has a
-    higher sequence number. Malformed entries are ignored: they come from the browser.
+    ``flagged``: they flagged it. ``incomplete``: a manual factor is undecided. ``disagreement``:
+    complete, and another person's current value differs from theirs on some factor (auto poles
+    do not count: overriding one is the point of a person's answer). ``complete`` otherwise.
     """
+    manual = {f.key for f in store.catalogue.factors if f.source == "manual"}
+    mine: dict[str, dict[str, str]] = {}
+    others: dict[str, list[tuple[str, str]]] = {}
+    for d in store.current_decisions():
+        if d.value is None or d.annotator == AUTO_ANNOTATOR:
+            continue
+        if d.annotator == annotator:
+            mine.setdefault(d.video_id, {})[d.factor] = d.value
+        else:
+            others.setdefault(d.video_id, []).append((d.factor, d.value))
+    flagged = {video for (video, who), m in store.marks().items() if who == annotator and m["flag"]}
+    queue: list[tuple[str, QueueStatus]] = []
+    for video in store.video_ids():
+        values = mine.get(video, {})
+        if video in flagged:
+            status: QueueStatus = "flagged"
+        elif not manual <= values.keys():
+            status = "incomplete"
+        elif any(values.get(f, v) != v for f, v in others.get(video, [])):
+            status = "disagreement"
+        else:
+            status = "complete"
+        queue.append((video, status))
+    return queue
+
+
+def pending_events(events: object) -> list[dict]:
+    """The well-formed events of what the browser sent, oldest first (malformed entries come
+    from the browser and are ignored; :func:`handle_event` recognises repeats)."""
+    if not isinstance(events, list):
+        return []
     fresh = [
         event
         for event in events
         if isinstance(event, dict)
+        and isinstance(event.get("page"), str)
         and isinstance(event.get("seq"), int)
-        and (acked is None or event.get("page") != acked.get("page") or event["seq"] > acked["seq"])
+        and not isinstance(event.get("seq"), bool)
     ]
-    return sorted(fresh, key=lambda event: event["seq"])
+    return sorted(fresh, key=lambda event: (event["page"], event["seq"]))
 
 
-def key_event_ack(event: dict) -> dict:
-    """What to send back to the player once ``event`` is handled (see :func:`new_key_events`)."""
-    return {"page": event.get("page"), "seq": event["seq"]}
+def handle_event(
+    store: AnnotationStore, annotator: str, event: dict, *, last: Ack | None
+) -> Outcome:
+    """Apply one event from the Annotate page to the store, once.
+
+    ``last`` is the session's :class:`Ack` (None before its first event). An event of the
+    same page with ``seq <= last.seq`` is a repeat: ``duplicate``, nothing written. A value,
+    flag or note equal to what the store holds records nothing (``unchanged``) — a key can be
+    pressed twice or resent after a server restart. A value is what the person pressed, never
+    derived from what the page shows, so press-then-move at any speed writes only pressed
+    values.
+
+    Undo is the one relative action ("my latest decision"), so it applies only when the
+    annotator's log head is the one the page expects: ``last.head`` for the page that sent
+    ``last``, else the ``head`` the event carries (what the page was last shown). If another
+    tab or process wrote since, the undo is refused rather than undoing something the person
+    has not seen.
+
+    A store failure on commit (busy, disk full, read-only — any :class:`VadsceneError` or
+    SQLite error) gives ``failed``: the caller keeps the event and the browser resends it.
+    """
+    page, seq = event.get("page"), event.get("seq")
+    if not isinstance(page, str) or not isinstance(seq, int):
+        return Outcome(str(page), -1, "refused", "malformed event (no page or seq)", -1)
+    if last is not None and page == last.page and seq <= last.seq:
+        return Outcome(page, seq, "duplicate", "already handled", last.head)
+    head = store.last_decision_id(annotator)
+
+    def outcome(status: OutcomeStatus, message: str) -> Outcome:
+        return Outcome(page, seq, status, message, store.last_decision_id(annotator))
+
+    action, video, factor_key, value = (
+        event.get("action"),
+        event.get("video"),
+        event.get("factor"),
+        event.get("value"),
+    )
+    if action not in ACTIONS:
+        return outcome("refused", f"unknown action {action!r} (expected one of {ACTIONS})")
+    if not isinstance(video, str):
+        return outcome("refused", f"event {seq}: no video named")
+    try:
+        store.video(video)
+    except StoreError as exc:
+        return outcome("refused", str(exc))
+    try:
+        if action in ("decide", "accept_auto"):
+            return _decide(store, annotator, video, factor_key, value, action, outcome)
+        if action == "undo":
+            expected = last.head if last is not None and last.page == page else event.get("head")
+            if expected != head:
+                return outcome(
+                    "refused",
+                    "not undone: your decisions changed elsewhere since this page was drawn "
+                    "(another tab or the CLI); the page now shows what is stored",
+                )
+            undone = store.undo_last(annotator)
+            if undone is None:
+                return outcome("unchanged", "nothing to undo")
+            return outcome("recorded", f"undid {undone.factor} on {undone.video_id}")
+        return _mark(store, annotator, video, action, value, outcome)
+    except (VadsceneError, sqlite3.Error) as exc:
+        # SQLite errors too: a busy or read-only database must reach the person as a message
+        # and leave the key queued, whichever layer reports it.
+        return Outcome(
+            page, seq, "failed", f"not saved: {exc} — your key is kept and will be retried", head
+        )
+
+
+def _decide(
+    store: AnnotationStore,
+    annotator: str,
+    video: str,
+    factor_key: object,
+    value: object,
+    action: str,
+    outcome: _Reply,
+) -> Outcome:
+    """A value (``decide``) or the auto pole the page showed (``accept_auto``)."""
+    if factor_key not in store.catalogue.keys:
+        return outcome("refused", f"video '{video}': unknown factor {factor_key!r}")
+    factor = store.catalogue.factor(factor_key)
+    if not isinstance(value, str) or not factor.allows(value):
+        allowed = ", ".join([*factor.values, AMBIGUOUS])
+        return outcome(
+            "refused", f"video '{video}', factor '{factor_key}': {value!r} is not one of {allowed}"
+        )
+    current = {
+        d.annotator: d.value
+        for d in store.current_decisions(video_id=video)
+        if d.factor == factor_key
+    }
+    if action == "accept_auto":
+        pole = current.get(AUTO_ANNOTATOR)
+        if pole is None:
+            return outcome("refused", f"video '{video}': {factor_key} has no auto pole to accept")
+        if pole != value:
+            return outcome(
+                "refused",
+                f"video '{video}': the auto pole of {factor_key} is now {pole}, not {value}; "
+                "press again to accept it",
+            )
+    if current.get(annotator) == value:
+        return outcome("unchanged", f"{factor_key} = {value} (already saved)")
+    decision = store.record_decision(video, factor_key, value, annotator=annotator)
+    override = " (override)" if decision.source == "override" else ""
+    return outcome("recorded", f"Saved {factor_key} = {value}{override}")
+
+
+def _mark(
+    store: AnnotationStore, annotator: str, video: str, action: str, value: object, outcome: _Reply
+) -> Outcome:
+    """The flag (a bool: the state wanted) or the note (text; "" clears it)."""
+    marks = store.marks(video_id=video).get((video, annotator), {"flag": False, "note": None})
+    if action == "flag":
+        if not isinstance(value, bool):
+            return outcome("refused", f"video '{video}': a flag event needs true or false")
+        if bool(marks["flag"]) == value:
+            return outcome("unchanged", "flagged" if value else "not flagged")
+        store.set_mark(video, "flag", value, annotator=annotator)
+        return outcome("recorded", "flagged for review" if value else "unflagged")
+    if not isinstance(value, str):
+        return outcome("refused", f"video '{video}': a note event needs text")
+    if (marks["note"] or "") == value:
+        return outcome("unchanged", "note saved")
+    store.set_mark(video, "note", value, annotator=annotator)
+    return outcome("recorded", "note saved")
+
+
+def handle_events(
+    store: AnnotationStore, annotator: str, events: object, *, last: Ack | None
+) -> tuple[list[Outcome], Ack | None]:
+    """Handle what the browser sent (:func:`pending_events`) in order with
+    :func:`handle_event`; returns the outcomes of the events not handled before, and the new
+    acknowledgement. Stops at the first failed commit: the events after it wait behind it, so
+    they still land in the order they were pressed once the store accepts writes again."""
+    outcomes = []
+    for event in pending_events(events):
+        outcome = handle_event(store, annotator, event, last=last)
+        if outcome.status == "duplicate":
+            continue
+        outcomes.append(outcome)
+        if not outcome.handled:
+            break
+        last = Ack(outcome.page, outcome.seq, outcome.head)
+    return outcomes, last

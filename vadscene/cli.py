@@ -464,8 +464,10 @@ def _print_pole_changes(change: PoleChanges, *, applied: bool = True) -> None:
 
 @app.command(epilog="Example: vadscene proxies ucf-ws")
 def proxies(workspace: WorkspaceArg) -> None:
-    """Make H.264 MP4 proxies of videos a browser cannot play (cached, incremental)."""
+    """Make H.264 MP4 proxies of videos a browser cannot play, and every video's filmstrip
+    (cached, incremental)."""
     from vadscene.proxies import build_proxies
+    from vadscene.thumbnails import build_filmstrips
 
     with Workspace.open(workspace) as ws, _progress("Making proxies") as update:
         report = build_proxies(ws, progress=update)
@@ -479,7 +481,15 @@ def proxies(workspace: WorkspaceArg) -> None:
     )
     for video_id, reason in report.failed:
         err.print(f"  failed {video_id}: {reason}", markup=False, highlight=False)
-    if report.failed:
+    with Workspace.open(workspace) as ws, _progress("Making filmstrips") as update:
+        strips = build_filmstrips(ws, progress=update)
+    out.print(
+        f"filmstrips: {len(strips.made)} made, {len(strips.reused)} reused, "
+        f"{len(strips.failed)} failed"
+    )
+    for video_id, reason in strips.failed:
+        err.print(f"  failed {video_id}: {reason}", markup=False, highlight=False)
+    if report.failed or strips.failed:
         raise typer.Exit(1)
 
 

@@ -87,6 +87,15 @@ def video_url(video_id: str) -> str:
     return VIDEO_ROUTE.replace("{video_id}", quote(video_id, safe=""))
 
 
+FILMSTRIP_ROUTE = "/vadscene/filmstrip/{video_id}"
+"""The filmstrip of a video (:mod:`vadscene.thumbnails`), a JPEG made on first request."""
+
+
+def filmstrip_url(video_id: str) -> str:
+    """The URL path of a video's filmstrip, quoted like :func:`video_url`."""
+    return FILMSTRIP_ROUTE.replace("{video_id}", quote(video_id, safe=""))
+
+
 def is_safe_video_id(video_id: str) -> bool:
     """Whether ``video_id`` may be looked up: no path syntax in it, however often decoded.
 
@@ -117,7 +126,10 @@ def video_routes(workspace_root: Path | str) -> list[Route]:
     process, so that is one open workspace (one SQLite connection) per process.
     """
     server = _VideoServer(Path(workspace_root))
-    return [Route(VIDEO_ROUTE, server.serve, methods=["GET", "HEAD"], name="vadscene-video")]
+    return [
+        Route(VIDEO_ROUTE, server.serve, methods=["GET", "HEAD"], name="vadscene-video"),
+        Route(FILMSTRIP_ROUTE, server.filmstrip, methods=["GET", "HEAD"], name="vadscene-strip"),
+    ]
 
 
 class _VideoFileResponse(FileResponse):
@@ -226,6 +238,35 @@ class _VideoServer:
             media_type=MEDIA_TYPES[path.suffix.lower()],
             stat_result=stat_result,
         )
+
+    def filmstrip(self, request: Request) -> Response:
+        """The filmstrip JPEG of the video the path names, made and cached on first request.
+
+        The same id checks as :meth:`serve`; 404 with the reason when it cannot be made. The
+        file is named by the video's content fingerprint, so its name is a strong ETag.
+        """
+        from vadscene.thumbnails import FilmstripError, make_filmstrip
+
+        video_id: str = request.path_params["video_id"]
+        if not is_safe_video_id(video_id):
+            return _refusal(400, "not a video id")
+        try:
+            workspace = self._open()
+        except VadsceneError as exc:
+            return _refusal(503, f"the workspace cannot be opened: {exc}")
+        try:
+            video = workspace.store.video(video_id)
+        except StoreError:
+            return _refusal(404, f"unknown video '{video_id}'")
+        try:
+            path = make_filmstrip(workspace, video)
+        except FilmstripError as exc:
+            return _refusal(404, str(exc))
+        headers = {"cache-control": CACHE_CONTROL, "etag": f'"{path.stem}"'}
+        if_none_match = request.headers.get("if-none-match")
+        if if_none_match is not None and _matches(if_none_match, headers["etag"]):
+            return Response(status_code=304, headers=headers)
+        return FileResponse(path, headers=headers, media_type="image/jpeg")
 
 
 def _unplayable_reason(workspace: Workspace, video: VideoInfo) -> str:

@@ -1210,6 +1210,14 @@ class AnnotationStore:
     def integrity_check(self) -> str:
         return self._read("PRAGMA integrity_check")[0][0]
 
+    def last_decision_id(self, annotator: str) -> int:
+        """The id of the annotator's latest decision, 0 before the first: it changes exactly
+        when the annotator's log does, so a page can tell whether what it shows is current."""
+        return self._read(
+            "SELECT COALESCE(MAX(decision_id), 0) FROM decisions WHERE annotator = ?",
+            (annotator,),
+        )[0][0]
+
 
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 

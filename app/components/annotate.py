@@ -1,0 +1,60 @@
+"""The Annotate surface: player, filmstrip, factor panel, note, flag and queue as one component
+(annotate.js), the only thing on the page a person changes decisions through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import streamlit as st
+
+_HERE = Path(__file__).parent
+_SURFACE = st.components.v2.component(
+    "vadscene_annotate",
+    js=(_HERE / "annotate.js").read_text(encoding="utf-8"),
+    css=(_HERE / "annotate.css").read_text(encoding="utf-8"),
+    # In the page's DOM, not a shadow root: the page-wide key handler must see that a key was
+    # typed into the note box (a shadow root retargets the event to its host element).
+    isolate_styles=False,
+)
+
+KEY_HELP = [
+    ("↑ ↓ (k j)", "previous / next factor"),
+    ("1–9", "the focused factor's value by number (the last is ambiguous)"),
+    ("a", "ambiguous"),
+    ("y", "accept the auto pole as your decision"),
+    ("c", "show the focused factor's criterion"),
+    ("n p", "next / previous video"),
+    ("i", "next incomplete video"),
+    ("u", "undo your last decision"),
+    ("f", "flag / unflag the video"),
+    ("e", "write a note (Enter or Esc returns to the panel)"),
+    ("space", "play / pause"),
+    ("[ ]", "slower / faster (0.25×–4×, remembered)"),
+    (", .", "previous / next frame"),
+    ("← →", "back / forward 5 s"),
+    ("r  l", "restart · loop on/off"),
+]
+
+
+def sent_state(key: str, name: str) -> object:
+    """The last value the surface sent as state ``name`` (None before it sent any) — for the
+    callbacks, which run before the page."""
+    value = st.session_state.get(key)
+    try:
+        return value.get(name) if value is not None else None
+    except AttributeError:
+        return None
+
+
+def annotate_surface(*, data: dict, key: str, on_events: Callable[[], None]) -> None:
+    """Mount the surface. ``data`` is what the store holds (see the Annotate page); the
+    surface sends state ``events`` (handled by ``on_events`` before the next run of the page)
+    and ``view`` (the video on screen)."""
+    _SURFACE(
+        data=data,
+        key=key,
+        on_events_change=on_events,
+        on_view_change=lambda: None,
+        height="content",
+    )

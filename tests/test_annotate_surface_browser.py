@@ -1,0 +1,252 @@
+"""The Annotate surface in headless Chromium: the whole panel at a glance, identity and focus,
+the filmstrip and frame counter, a player that says why it cannot play, a refused commit, and
+the queue. Expected values are read from the workspace's SQLite file by a connection of the
+test's own."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from browser import chromium_page
+from helpers import ARTIFACTS, current_values
+
+from vadscene.catalogue import load_catalogue
+from vadscene.thumbnails import FILMSTRIP_THUMBS, filmstrip_frames
+
+VIDEO = "Arson001_x264"
+READY = "() => window.__vadsceneAnnotate && window.__vadsceneAnnotate.ready"
+CATALOGUE = load_catalogue()
+
+
+def _wait_for(condition, timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met in time")
+        time.sleep(0.2)
+
+
+def _query(root: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    with sqlite3.connect(root / "annotations.db") as db:
+        return db.execute(sql, params).fetchall()
+
+
+def _open(page, url: str, annotator: str, video: str = VIDEO) -> None:
+    page.goto(f"{url}/?annotator={annotator}&video={video}")
+    page.wait_for_function(READY, timeout=60_000)
+    page.locator(f".vs-annotate[data-video='{video}']").wait_for(timeout=30_000)
+
+
+def _focus(page, factor: str) -> None:
+    page.locator(f".vs-row[data-factor='{factor}'] .vs-name").click()
+    page.locator(f".vs-row.vs-focus[data-factor='{factor}']").wait_for()
+
+
+def test_every_factor_is_visible_at_1440x900_with_auto_poles_set_apart(
+    served: tuple[str, Path],
+) -> None:
+    url, root = served
+    auto = dict(
+        _query(
+            root,
+            "SELECT factor, value FROM current_decisions WHERE annotator = 'auto' AND video_id = ?",
+            (VIDEO,),
+        )
+    )
+    assert auto  # the demo measures resolution and motion
+    with chromium_page(1440, 900) as page:
+        _open(page, url, "glance")
+        rows = page.locator(".vs-row")
+        assert rows.count() == len(CATALOGUE.factors) == 12
+        for i in range(rows.count()):
+            box = rows.nth(i).bounding_box()
+            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900, i
+        assert page.evaluate("() => window.scrollY") == 0
+        # Decided so far: the auto poles (the annotator has decided nothing).
+        done = page.locator(".vs-done")
+        assert done.inner_text() == f"{len(auto)} / 12 decided"
+        for factor, pole in auto.items():
+            chip = page.locator(f".vs-row[data-factor='{factor}'] .vs-chip.vs-auto")
+            assert chip.get_attribute("data-value") == pole
+            assert page.locator(f".vs-row[data-factor='{factor}'] .vs-mine").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "annotate-1440x900.png"))
+
+        # One key accepts the pole as the person's own decision; one key shows the criterion.
+        factor, pole = next(iter(auto.items()))
+        _focus(page, factor)
+        page.keyboard.press("y")
+        _wait_for(lambda: current_values(root, "glance", VIDEO).get(factor) == pole)
+        assert _query(root, "SELECT source FROM decisions WHERE annotator = 'glance'") == [
+            ("override",)
+        ]
+        page.locator(f".vs-row[data-factor='{factor}'] .vs-mine[data-value='{pole}']").wait_for()
+        page.keyboard.press("c")
+        criterion = CATALOGUE.factor(factor).criterion
+        _wait_for(lambda: criterion in page.locator(".vs-criterion").inner_text())
+
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / "annotate-1280x720.png"))
+        print(f"screenshots in {ARTIFACTS}")
+
+
+def test_the_name_is_chosen_in_a_dialog_and_hotkeys_never_land_in_a_text_box(
+    served: tuple[str, Path],
+) -> None:
+    """After typing a name and Enter, `2 ↓ 1 n` once turned `newbie` into `newbie21n`; and `n`
+    typed into the note after Escape. Now the name box is in a dialog that closes, and Enter
+    or Escape leaves the note box."""
+    url, root = served
+    with chromium_page(1440, 900) as page:
+        page.goto(f"{url}/?video={VIDEO}")
+        name = page.get_by_role("textbox", name="Your name")
+        name.wait_for(timeout=60_000)
+        name.fill("auto")
+        page.keyboard.press("Enter")
+        page.get_by_text("'auto' is reserved for measured decisions").wait_for(timeout=30_000)
+        assert "annotator=" not in page.evaluate("() => location.href")
+        name.fill("newbie")
+        page.keyboard.press("Enter")
+        _wait_for(lambda: "annotator=newbie" in page.evaluate("() => location.href"), 60)
+        page.wait_for_function(READY, timeout=60_000)
+        assert page.get_by_role("textbox", name="Your name").count() == 0  # the dialog is gone
+        for key in ["2", "ArrowDown", "1", "n"]:
+            page.keyboard.press(key)
+        _wait_for(lambda: len(current_values(root, "newbie", VIDEO)) == 2)
+        assert current_values(root, "newbie", VIDEO) == {
+            "color": "grayscale",
+            "resolution": "high",
+        }
+        assert _query(
+            root, "SELECT DISTINCT annotator FROM decisions WHERE annotator LIKE 'newbie%'"
+        ) == [("newbie",)]
+        page.get_by_text("Annotating as newbie").wait_for()
+        assert "annotator=newbie&" in page.evaluate("() => location.href") + "&"
+
+        # The note: `e` goes into it, Escape (or Enter) leaves it, hotkeys then decide.
+        video = page.evaluate("() => window.__vadsceneAnnotate.current")
+        assert video != VIDEO  # `n` moved on
+        page.keyboard.press("e")
+        assert page.evaluate("() => document.activeElement.tagName") == "TEXTAREA"
+        page.keyboard.type("cut at 4 s")
+        page.keyboard.press("Escape")
+        assert page.evaluate("() => document.activeElement.tagName") != "TEXTAREA"
+        page.keyboard.press("1")  # resolution (focused since ↓) → high, on the video on screen
+        page.keyboard.press("e")
+        page.keyboard.press("End")
+        page.keyboard.type("!")
+        page.keyboard.press("Enter")
+        page.keyboard.press("2")  # resolution → low
+        _wait_for(lambda: current_values(root, "newbie", video).get("resolution") == "low")
+        notes = _query(
+            root,
+            "SELECT value FROM marks WHERE annotator = 'newbie' AND kind = 'note' "
+            "AND video_id = ? ORDER BY mark_id",
+            (video,),
+        )
+        assert notes and notes[-1] == ("cut at 4 s!",)
+        assert page.locator(".vs-note-text").input_value() == "cut at 4 s!"
+        resolution = _query(
+            root,
+            "SELECT value FROM decisions WHERE annotator = 'newbie' AND video_id = ? "
+            "ORDER BY decision_id",
+            (video,),
+        )
+        assert resolution == [("high",), ("low",)]
+
+
+def test_filmstrip_seeks_and_the_frame_counter_ends_at_the_last_index(
+    served: tuple[str, Path],
+) -> None:
+    url, root = served
+    ((frames, fps),) = _query(
+        root, "SELECT num_frames, fps FROM videos WHERE video_id = ?", (VIDEO,)
+    )
+    with chromium_page(1440, 900) as page:
+        _open(page, url, "strip")
+        thumbs = page.locator(".vs-strip [data-frame]")
+        assert thumbs.count() == FILMSTRIP_THUMBS
+        shown = [int(thumbs.nth(i).get_attribute("data-frame")) for i in range(thumbs.count())]
+        assert shown == filmstrip_frames(frames)
+        strip = page.evaluate(
+            "async () => { const r = await fetch(window.__vadsceneAnnotate.cache"
+            f"['{VIDEO}'].filmstrip); return [r.status, r.headers.get('content-type')]; }}"
+        )
+        assert strip == [200, "image/jpeg"]
+
+        video = page.locator("video:not([hidden])")
+        thumbs.nth(6).click()
+        want = (shown[6] + 0.5) / fps
+        _wait_for(lambda: abs(video.evaluate("v => v.currentTime") - want) < 0.5 / fps)
+        assert video.evaluate("v => v.paused")
+
+        video.evaluate("v => { v.pause(); v.currentTime = v.duration; }")
+        last = frames - 1
+        _wait_for(
+            lambda: page.locator(".vs-time").inner_text().endswith(f"frame {last} / {last}"),
+            what=f"the counter at frame {last} / {last}",
+        )
+        assert f"/ {frames}" not in page.locator(".vs-time").inner_text()
+
+
+def test_a_video_the_browser_cannot_be_given_says_why(served: tuple[str, Path]) -> None:
+    url, root = served
+    gone = "Shooting001_x264"
+    ((path,),) = _query(root, "SELECT path FROM videos WHERE video_id = ?", (gone,))
+    (root / "benchmark" / "videos" / Path(path).name).unlink()
+    with chromium_page(1440, 900) as page:
+        _open(page, url, "why", gone)
+        why = page.locator(".vs-why")
+        why.wait_for(timeout=30_000)
+        text = why.inner_text()
+        assert f"Cannot play {gone}" in text and "missing from the video folder" in text
+
+
+def test_a_refused_commit_is_shown_kept_and_retried(served: tuple[str, Path]) -> None:
+    url, root = served
+    with chromium_page(1440, 900) as page:
+        _open(page, url, "retry")
+        with sqlite3.connect(root / "annotations.db") as db:
+            db.execute(
+                "CREATE TRIGGER refuse_retry BEFORE INSERT ON decisions "
+                "WHEN NEW.annotator = 'retry' "
+                "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+            )
+        try:
+            page.keyboard.press("2")
+            message = page.locator(".vs-message.vs-error")
+            message.wait_for(timeout=30_000)
+            assert "not saved" in message.inner_text() and "retried" in message.inner_text()
+            assert current_values(root, "retry", VIDEO) == {}
+            assert (
+                page.locator(".vs-row[data-factor='color'] .vs-mine").get_attribute("data-value")
+                == "grayscale"
+            )  # the key is kept on screen, marked as saving
+        finally:
+            with sqlite3.connect(root / "annotations.db") as db:
+                db.execute("DROP TRIGGER refuse_retry")
+        _wait_for(lambda: current_values(root, "retry", VIDEO) == {"color": "grayscale"})
+        page.locator(".vs-message.vs-ok").wait_for(timeout=30_000)
+        assert _query(root, "SELECT COUNT(*) FROM decisions WHERE annotator = 'retry'") == [(1,)]
+
+
+def test_the_queue_jumps_anywhere_and_the_url_follows_at_once(served: tuple[str, Path]) -> None:
+    url, root = served
+    videos = [v for (v,) in _query(root, "SELECT video_id FROM videos ORDER BY video_id")]
+    with chromium_page(1440, 900) as page:
+        _open(page, url, "queue")
+        page.locator(".vs-queue-title").click()
+        items = page.locator(".vs-queue li")
+        assert [items.nth(i).get_attribute("data-video") for i in range(items.count())] == videos
+        target = videos[7]
+        items.nth(7).click()
+        # Switched and in the URL before any server round trip could have happened.
+        assert page.evaluate("() => window.__vadsceneAnnotate.current") == target
+        assert f"video={target}" in page.evaluate("() => location.href")
+        page.keyboard.press("1")
+        _wait_for(lambda: current_values(root, "queue", target).get("color") == "color")
+        page.reload()
+        page.wait_for_function(READY, timeout=60_000)
+        assert page.evaluate("() => window.__vadsceneAnnotate.current") == target
