@@ -2,7 +2,7 @@
 crash vadscene or be quietly misread. Each test failed on the code before its fix.
 
 The CLI-facing cases (message, exit code, store unchanged) are also rows of the bad-input
-table (:data:`vadscene.reliability.CASES`); these tests check what the table cannot: that the
+table (:data:`support.reliability.CASES`); these tests check what the table cannot: that the
 good part of the input is still used, and the library-level behaviour.
 """
 
