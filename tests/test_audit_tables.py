@@ -196,3 +196,59 @@ def test_proposals_hand_worked() -> None:
     assert proposals(scores) == [(10, 14, 1.7), (24, 32, 0.9 + 0.7)]
     assert proposals(np.full(40, 0.3)) == []
     assert proposals(np.zeros(40)) == []
+
+
+def test_overlap_band_is_where_most_intervals_overlap() -> None:
+    from vadscene.audit.tables import overlap_band
+
+    rng = np.random.default_rng(5)
+    lows = np.round(rng.random(9) * 0.5, 2)
+    highs = lows + np.round(rng.random(9) * 0.4 + 0.05, 2)
+    low, high = overlap_band(lows, highs)
+    grid = np.round(np.arange(0, 1.0001, 0.005), 3)
+    depth = np.array([np.sum((lows <= x) & (x <= highs)) for x in grid])
+    assert depth.max() == np.sum((lows <= (low + high) / 2) & ((low + high) / 2 <= highs))
+    inside = grid[(grid > low) & (grid < high)]
+    assert all(np.sum((lows <= x) & (x <= highs)) == depth.max() for x in inside)
+    assert overlap_band(np.array([np.nan]), np.array([np.nan])) is None
+
+
+def test_spread_and_pair_type_means() -> None:
+    from vadscene.audit.tables import pair_type_means, spread_table
+
+    metrics_table = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "a", "b", "c"],
+            "family": ["x", "x", "y", "x", "x", "y"],
+            "granularity": ["micro"] * 3 + ["within"] * 3,
+            "value": [0.8, 0.85, 0.7, 0.6, 0.75, 0.65],
+        }
+    )
+    spread = spread_table(metrics_table).set_index(["granularity", "family"])["spread"]
+    assert spread[("micro", "all")] == pytest.approx(0.15, abs=TOL)
+    assert spread[("within", "x")] == pytest.approx(0.15, abs=TOL)
+    assert spread[("within", "y")] == 0.0
+    conditioned = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "factor": ["f", "f", "g", "g"],
+            "positive": ["p", "p", "p", "p"],
+            "negative": ["n", "n", "n", "n"],
+            "delta_scene": [0.02, 0.01, 0.005, -0.001],  # f: mean 0.015 (kept), g: 0.002
+        }
+    )
+    pairs = pd.DataFrame(
+        [
+            {"model": m, "factor": f, "positive": "p", "negative": "n", "pair_type": k, "auroc": v}
+            for m, f, k, v in [
+                ("a", "f", "++", 0.7),
+                ("a", "g", "++", 0.1),
+                ("b", "f", "++", 0.9),
+                ("b", "g", "++", 0.2),
+            ]
+        ]
+    )
+    means = pair_type_means(pairs, conditioned).set_index(["model", "pair_type"])
+    assert means.loc[("a", "++"), "auroc"] == pytest.approx(0.7, abs=TOL)
+    assert means.loc[("b", "++"), "auroc"] == pytest.approx(0.9, abs=TOL)
+    assert (means["contrasts"] == 1).all()

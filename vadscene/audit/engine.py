@@ -144,8 +144,13 @@ def run_audit(
         "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
     }
     if len(models) >= 2:
-        agreement = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
-        optional["agreement"] = tables.metric_agreement(agreement)
+        metric_rows = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
+        optional["agreement"] = tables.metric_agreement(metric_rows)
+        optional["spread"] = tables.spread_table(metric_rows)
+    optional["pair_type_means"] = tables.pair_type_means(
+        _frame("scene_pairs", rows["scene_pairs"]),
+        _frame("scene_conditioned", rows["scene_conditioned"]),
+    )
     if definition_scores:
         report("definitions", 0, 1)
         probes = audit_definitions(

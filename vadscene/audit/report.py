@@ -659,6 +659,48 @@ def _further_section(result: AuditResult) -> _Section | None:
                 "leaderboard ranked by micro would change under that reading."
             ),
         ]
+    spread = result.spread
+    if not spread.empty:
+        wide = spread.pivot(index="granularity", columns="family", values="spread")
+        families = list(dict.fromkeys(spread["family"]))
+        order = [g for g in _SHORT_GRANULARITY if g in wide.index]
+        blocks += [
+            _Text("Spread (max − min of the point estimates) over all models and per family:"),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "granularity": [_SHORT_GRANULARITY[g] for g in order],
+                        **{f: [_num(wide.at[g, f]) for g in order] for f in families},
+                    }
+                ),
+                labels=1,
+            ),
+        ]
+    means = result.pair_type_means
+    if not means.empty:
+        wide = means.pivot(index="model", columns="pair_type", values="auroc")
+        types = [t for t in figures.PAIR_TYPES if t in wide.columns]
+        blocks += [
+            _Text(
+                f"Pair-type AUROC averaged over the {int(means['contrasts'].iloc[0])} contrasts "
+                "with |mean Δscene| ≥ 0.01 (⊕⊖: anomalous frames of ⊕ videos against normal "
+                "frames of ⊖ videos):"
+            ),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "model": list(wide.index),
+                        **{
+                            f"AUC {figures.PAIR_TYPES[k]}": [_num(v) for v in wide[k]]
+                            for k in types
+                        },
+                    }
+                ),
+                labels=1,
+            ),
+        ]
+    if (chart := figures.support_chart(result)) is not None:
+        blocks.append(_Figure("support", chart, "videos at each pole of every contrast"))
     return _Section("Further tables", tuple(blocks))
 
 

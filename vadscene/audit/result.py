@@ -52,6 +52,10 @@ Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty withou
 ``agreement`` — one row per granularity (two or more models):
     granularity, models, spread (max − min of the estimates), pairs (model pairs ordered
     strictly by both micro and the granularity), reversals, spearman_rho (vs micro)
+``spread`` — one row per granularity × subset (two or more models):
+    granularity, family ("all" or a family), models, spread (max − min of the estimates)
+``pair_type_means`` — one row per model × pair type (contrasts with |mean Δscene| ≥ 0.01):
+    model, pair_type, auroc (mean over those contrasts), contrasts (how many)
 """
 
 from __future__ import annotations
@@ -99,6 +103,8 @@ class AuditResult:
     readout: pd.DataFrame = field(default_factory=pd.DataFrame)
     further: pd.DataFrame = field(default_factory=pd.DataFrame)
     agreement: pd.DataFrame = field(default_factory=pd.DataFrame)
+    spread: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pair_type_means: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     TABLES: ClassVar[tuple[str, ...]] = (
         "composition",
@@ -118,6 +124,8 @@ class AuditResult:
         "readout",
         "further",
         "agreement",
+        "spread",
+        "pair_type_means",
     )
     """Tables of the definition-scores and features inputs; empty (and left out of the
     JSON) without them."""

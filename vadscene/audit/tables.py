@@ -223,3 +223,61 @@ FURTHER_COLUMNS = [
     "interval_ap_whole_video_at_05",
 ]
 """Columns of the ``further`` table: one row per model."""
+
+
+def spread_table(table: pd.DataFrame) -> pd.DataFrame:
+    """max − min of the models' point estimates per granularity, over all models and within
+    each family ([audit] Table 3's spread column). ``table``: the audit's ``metrics``."""
+    rows = []
+    families = sorted(f for f in table["family"].dropna().unique())
+    for granularity, group in table.groupby("granularity", sort=False):
+        for family, members in [("all", group)] + [
+            (f, group[group["family"] == f]) for f in families
+        ]:
+            values = members["value"].dropna()
+            rows.append(
+                {
+                    "granularity": granularity,
+                    "family": family,
+                    "models": int(values.size),
+                    "spread": float(values.max() - values.min()) if values.size else float("nan"),
+                }
+            )
+    return pd.DataFrame(rows, columns=["granularity", "family", "models", "spread"])
+
+
+SIGNIFICANT_DELTA_SCENE = 0.01
+"""A contrast counts as significant for Table S3 when |mean over models of Δscene| ≥ this."""
+
+
+def pair_type_means(scene_pairs: pd.DataFrame, scene_conditioned: pd.DataFrame) -> pd.DataFrame:
+    """Mean pair-type AUROC per model over the significant contrasts ([audit] Table S3): those
+    whose Δscene = AUC_ref − AUC_cond, averaged over the models, is at least 0.01 in size."""
+    columns = ["model", "pair_type", "auroc", "contrasts"]
+    if scene_conditioned.empty:
+        return pd.DataFrame(columns=columns)
+    keys = ["factor", "positive", "negative"]
+    mean_delta = scene_conditioned.groupby(keys)["delta_scene"].mean()
+    significant = mean_delta[mean_delta.abs() >= SIGNIFICANT_DELTA_SCENE].index
+    chosen = scene_pairs.set_index(keys).loc[lambda t: t.index.isin(significant)].reset_index()
+    if chosen.empty:
+        return pd.DataFrame(columns=columns)
+    means = chosen.groupby(["model", "pair_type"], sort=False)["auroc"].mean().reset_index()
+    means["contrasts"] = len(significant)
+    return means[columns]
+
+
+def overlap_band(lows: np.ndarray, highs: np.ndarray) -> tuple[float, float] | None:
+    """The first stretch of the axis covered by the most intervals [low, high] (the band
+    where most confidence intervals overlap, [audit] Fig. S1); None without intervals."""
+    lows, highs = np.asarray(lows, float), np.asarray(highs, float)
+    keep = np.isfinite(lows) & np.isfinite(highs)
+    if not keep.any():
+        return None
+    points = np.r_[lows[keep], highs[keep]]
+    # Starts before ends at the same point: touching intervals count as overlapping.
+    kinds = np.r_[np.zeros(keep.sum()), np.ones(keep.sum())]
+    order = np.lexsort((kinds, points))
+    depth = np.cumsum(np.where(kinds[order] == 0, 1, -1))
+    best = int(np.argmax(depth))
+    return float(points[order][best]), float(points[order][best + 1])
