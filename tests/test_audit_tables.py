@@ -252,3 +252,46 @@ def test_spread_and_pair_type_means() -> None:
     assert means.loc[("a", "++"), "auroc"] == pytest.approx(0.7, abs=TOL)
     assert means.loc[("b", "++"), "auroc"] == pytest.approx(0.9, abs=TOL)
     assert (means["contrasts"] == 1).all()
+
+
+def test_soft_labels_through_the_cli(tmp_path) -> None:
+    """--soft-labels: each model's Prob-AUC equals the duplicated weighted roc_auc_score; a
+    label outside [0, 1] is one message naming the file and the video."""
+    import json
+
+    from vadscene.cli import run
+
+    scores, y, offsets = benchmark(6, videos=5)
+    videos = [f"v{i}" for i in range(offsets.size - 1)]
+    frame = np.concatenate([np.arange(n) for n in np.diff(offsets)])
+    video = np.repeat(videos, np.diff(offsets))
+    truth = tmp_path / "gt.csv"
+    pd.DataFrame({"video": video, "frame": frame, "label": y.astype(int)}).to_csv(
+        truth, index=False
+    )
+    model = tmp_path / "m.csv"
+    pd.DataFrame({"video": video, "frame": frame, "score": scores}).to_csv(model, index=False)
+    soft = np.clip(y * 0.75 + np.random.default_rng(7).random(y.size) * 0.25, 0, 1)
+    labels = tmp_path / "soft.csv"
+    pd.DataFrame({"video": video, "frame": frame, "label": soft}).to_csv(labels, index=False)
+    out = tmp_path / "out"
+    args = ["audit", "--gt", str(truth), "--scores", f"m={model}", "--bootstrap", "0"]
+    assert run([*args, "--soft-labels", str(labels), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    soft_read = pd.read_csv(labels)["label"].to_numpy()
+    expected = roc_auc_score(
+        np.r_[np.ones(y.size), np.zeros(y.size)],
+        np.r_[scores, scores],
+        sample_weight=np.r_[soft_read, 1 - soft_read],
+    )
+    assert report["prob_auc"][0]["prob_auc"] == pytest.approx(expected, abs=TOL)
+    broken = pd.read_csv(labels)
+    broken.loc[broken.index[offsets[2] + 3], "label"] = 1.5
+    broken.to_csv(labels, index=False)
+    from vadscene.audit.inputs import AuditInputError
+    from vadscene.audit.loaders import load_ground_truth
+    from vadscene.audit.tables import load_soft_labels
+
+    with pytest.raises(AuditInputError) as info:
+        load_soft_labels(labels, load_ground_truth(truth))
+    assert f"{labels}: video v2: soft label 1.5 at frame 3" in str(info.value)

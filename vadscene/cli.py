@@ -472,6 +472,13 @@ def audit(
     feature_snippet_frames: Annotated[
         int | None, typer.Option(help="Frames per feature snippet (default 16).")
     ] = None,
+    soft_labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Soft frame labels in [0, 1] (table video, frame, label, e.g. the share of "
+            "annotators): adds each model's Prob-AUC."
+        ),
+    ] = None,
     probes_file: Annotated[
         Path | None,
         typer.Option(
@@ -495,6 +502,7 @@ def audit(
         read_model_list,
         read_probe_list,
     )
+    from vadscene.audit.tables import load_soft_labels
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
     output_folder(out_dir, "the audit report", create=False)  # created once the inputs are read
@@ -534,6 +542,7 @@ def audit(
             classes=classes,
             queries=query_list,
             features=feature_models,
+            soft_labels=load_soft_labels(soft_labels, ground_truth) if soft_labels else None,
         )
     written = write_report(result, out_dir)
     summary = result.summary

@@ -85,6 +85,7 @@ def run_audit(
     classes: FrameClasses | None = None,
     queries: Sequence[Query] = (),
     features: Sequence[Features] = (),
+    soft_labels: np.ndarray | None = None,
 ) -> AuditResult:
     """Audit models' frame scores against ground truth (and scene labels).
 
@@ -96,7 +97,8 @@ def run_audit(
     :func:`.definitions.load_events`) or else the video categories, and D@5 over
     ``queries`` (default: one singleton query per class). ``features`` (per-snippet
     features) add the prototype readout (:mod:`.prototypes`). Both share the models' paired
-    video bootstrap draws.
+    video bootstrap draws. ``soft_labels`` (F,) in [0, 1] add each model's Prob-AUC
+    (:func:`.tables.prob_auc`).
     """
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
@@ -143,6 +145,23 @@ def run_audit(
     optional: dict[str, pd.DataFrame] = {
         "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
     }
+    if soft_labels is not None:
+        if soft_labels.shape != ground_truth.labels.shape:
+            raise AuditInputError(
+                f"{soft_labels.shape[0]} soft labels for {ground_truth.n_frames} ground-truth "
+                "frames"
+            )
+        optional["prob_auc"] = pd.DataFrame(
+            [
+                {
+                    "model": m.name,
+                    "family": m.family,
+                    "prob_auc": tables.prob_auc(m.scores, soft_labels),
+                }
+                for m in models
+            ],
+            columns=["model", "family", "prob_auc"],
+        )
     if len(models) >= 2:
         metric_rows = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
         optional["agreement"] = tables.metric_agreement(metric_rows)

@@ -699,6 +699,22 @@ def _further_section(result: AuditResult) -> _Section | None:
                 labels=1,
             ),
         ]
+    soft = result.prob_auc
+    if not soft.empty:
+        micro = result.metrics[result.metrics["granularity"] == "micro"].set_index("model")
+        blocks += [
+            _Text("Prob-AUC under the soft (multi-annotator) frame labels, beside micro AUROC:"),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "model": soft["model"],
+                        "Prob-AUC": soft["prob_auc"].map(_num),
+                        "micro AUROC": [_num(micro["value"].get(m)) for m in soft["model"]],
+                    }
+                ),
+                labels=1,
+            ),
+        ]
     if (chart := figures.support_chart(result)) is not None:
         blocks.append(_Figure("support", chart, "videos at each pole of every contrast"))
     return _Section("Further tables", tuple(blocks))

@@ -56,6 +56,7 @@ Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty withou
     granularity, family ("all" or a family), models, spread (max − min of the estimates)
 ``pair_type_means`` — one row per model × pair type (contrasts with |mean Δscene| ≥ 0.01):
     model, pair_type, auroc (mean over those contrasts), contrasts (how many)
+``prob_auc`` — one row per model (with soft labels): model, family, prob_auc
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class AuditResult:
     agreement: pd.DataFrame = field(default_factory=pd.DataFrame)
     spread: pd.DataFrame = field(default_factory=pd.DataFrame)
     pair_type_means: pd.DataFrame = field(default_factory=pd.DataFrame)
+    prob_auc: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     TABLES: ClassVar[tuple[str, ...]] = (
         "composition",
@@ -126,6 +128,7 @@ class AuditResult:
         "agreement",
         "spread",
         "pair_type_means",
+        "prob_auc",
     )
     """Tables of the definition-scores and features inputs; empty (and left out of the
     JSON) without them."""

@@ -5,10 +5,13 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from vadscene.audit.inputs import AuditInputError, GroundTruth
+from vadscene.audit.loaders import _TABLE_SEPARATORS, _check_video_sets, _group_rows, _read_table
 from vadscene.audit.pairs import video_constant_pair_counts
 
 IOU_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -281,3 +284,35 @@ def overlap_band(lows: np.ndarray, highs: np.ndarray) -> tuple[float, float] | N
     depth = np.cumsum(np.where(kinds[order] == 0, 1, -1))
     best = int(np.argmax(depth))
     return float(points[order][best]), float(points[order][best + 1])
+
+
+def load_soft_labels(path: Path | str, ground_truth: GroundTruth) -> np.ndarray:
+    """Soft frame labels y ∈ [0, 1] aligned to ``ground_truth`` from a table ``video, frame,
+    label`` (CSV/TSV/Parquet; e.g. the share of annotators marking the frame anomalous);
+    every ground-truth frame needs exactly one row."""
+    path = Path(path)
+    if not path.is_file() or path.suffix.lower() not in _TABLE_SEPARATORS:
+        raise AuditInputError(f"{path}: soft labels must be a .csv/.tsv/.parquet table file")
+    table = _read_table(path, required=("video", "frame", "label"))
+    videos, rows = _group_rows(path, table, indexed_by="frame")
+    _check_video_sets(path, ground_truth, videos)
+    values = table["label"].to_numpy()
+    if values.dtype.kind not in "biuf":
+        raise AuditInputError(f"{path}: labels must be numbers in [0, 1]")
+    per_video = dict(zip(videos, rows, strict=True))
+    aligned = []
+    for video, n in zip(ground_truth.video_ids, ground_truth.frame_counts.tolist(), strict=True):
+        labels = values[per_video[video]].astype(np.float64)
+        if labels.size != n:
+            raise AuditInputError(
+                f"{path}: video {video}: {labels.size} soft labels but the ground truth has "
+                f"{n} frames"
+            )
+        bad = np.flatnonzero(~((labels >= 0) & (labels <= 1)))
+        if bad.size:
+            raise AuditInputError(
+                f"{path}: video {video}: soft label {labels[bad[0]]} at frame {bad[0]} is not "
+                "in [0, 1]"
+            )
+        aligned.append(labels)
+    return np.concatenate(aligned)
