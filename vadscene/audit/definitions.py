@@ -525,6 +525,12 @@ class _ModelSums:
         self.group = units.class_set + 1
         self.group_frames = (self.k_units * units.frames) @ np.eye(n_sets + 1)[self.group]
         self.row_sets = np.eye(n_sets)[units.class_set[self.anomalous_units]]  # (A units, L)
+        # Units sorted by group once, so each group's columns are a slice (no copies).
+        self._by_group = np.argsort(self.group, kind="stable")
+        self._k_sorted = np.ascontiguousarray(self.k_units[:, self._by_group].T)
+        self._bounds = np.searchsorted(
+            self.group[self._by_group], np.arange(self.group_frames.shape[1] + 1)
+        )
         self._pairs: dict[str, np.ndarray] = {}
         self._sums: dict[str, np.ndarray] = {}
         self._ranked: dict[str, _SortedScores] = {}
@@ -537,13 +543,6 @@ class _ModelSums:
 
     def sums(self, definition: str) -> np.ndarray:
         if definition not in self._sums:
-            # Units sorted by group once, so each group's columns are a slice (no copies).
-            if not hasattr(self, "_by_group"):
-                self._by_group = np.argsort(self.group, kind="stable")
-                self._k_sorted = np.ascontiguousarray(self.k_units[:, self._by_group].T)
-                self._bounds = np.searchsorted(
-                    self.group[self._by_group], np.arange(self.group_frames.shape[1] + 1)
-                )
             w = self.pairs(definition)[:, self._by_group]
             k_rows = self.k_units[:, self.anomalous_units].T  # (A units, R + 1)
             n_groups = self.group_frames.shape[1]

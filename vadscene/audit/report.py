@@ -25,6 +25,7 @@ import pandas as pd
 import vl_convert
 
 from vadscene.audit import figures
+from vadscene.audit.definitions import PROBES
 from vadscene.audit.result import AuditResult
 
 _CONVENTION_LABELS = {
@@ -488,7 +489,7 @@ def _definition_section(result: AuditResult) -> _Section | None:
     auroc = probes[probes["metric"] == "auroc"].set_index(["model", "probe"])
     ap = probes[probes["metric"] == "ap"].set_index(["model", "probe"])
     models = list(dict.fromkeys(probes["model"]))
-    names = list(dict.fromkeys(probes["probe"]))
+    names = [p for p in PROBES if p in set(probes["probe"])]
     table = pd.DataFrame(
         {
             "model": models,
