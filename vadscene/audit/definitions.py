@@ -46,7 +46,7 @@ from vadscene.audit.loaders import (
     _read_table,
 )
 from vadscene.audit.metrics import ratio_or_nan
-from vadscene.audit.pairs import frame_runs, pair_counts_of_runs
+from vadscene.audit.pairs import FrameRuns, pair_counts_of_runs
 from vadscene.video_lists import video_id_from_entry
 
 PROBES: tuple[str, ...] = ("D@5", "D@5N", "D@5X", "DC-Disc", "DC-DetΔ", "DC-SelΔ")
@@ -410,20 +410,42 @@ class _Units:
         )
 
 
-def unit_pair_counts(scores: np.ndarray, units: _Units) -> np.ndarray:
+@dataclass(frozen=True, eq=False)
+class _UnitRuns:
+    """Runs of consecutive frames of one unit whose scores agree under every definition:
+    snippet-repeated scores shrink sixteenfold once per model, not once per definition."""
+
+    scores: np.ndarray  # (runs, D)
+    unit: np.ndarray  # (runs,)
+    weight: np.ndarray  # (runs,) frames per run
+
+    @classmethod
+    def of(cls, model: DefinitionScores, units: _Units) -> _UnitRuns:
+        scores = model.scores
+        first = np.ones(scores.shape[0], dtype=bool)
+        first[1:] = (scores[1:] != scores[:-1]).any(1) | (units.unit[1:] != units.unit[:-1])
+        starts = np.flatnonzero(first)
+        weight = np.diff(np.append(starts, scores.shape[0])).astype(np.float64)
+        return cls(scores[starts], units.unit[starts], weight)
+
+
+def unit_pair_counts(scores: np.ndarray, runs: _UnitRuns, units: _Units) -> np.ndarray:
     """W[i, v] = Σ_{t∈u_i} Σ_{s∈v} τ(s_t, s_s) for the anomalous units u_i (in unit order) and
     every unit v: the pair counts of the anomalous frames against every frame, from one
-    :func:`.pairs.pair_counts_of_runs` call in which anomalous frames play both roles."""
+    :func:`.pairs.pair_counts_of_runs` call in which anomalous runs play both roles.
+    ``scores``: one definition's score per run of ``runs``."""
     n_units = units.video.size
     anomalous_units = np.flatnonzero(units.class_set >= 0)
     rank = np.full(n_units, -1)
     rank[anomalous_units] = np.arange(anomalous_units.size)
-    anomalous = rank[units.unit] >= 0
-    role_scores = np.concatenate([scores[anomalous], scores])
-    role_labels = np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)])
-    role_units = np.concatenate([rank[units.unit[anomalous]], units.unit + anomalous_units.size])
-    size = anomalous_units.size + n_units
-    u = pair_counts_of_runs(frame_runs(role_scores, role_labels, role_units), size)
+    anomalous = rank[runs.unit] >= 0
+    both = FrameRuns(
+        scores=np.concatenate([scores[anomalous], scores]),
+        labels=np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)]),
+        video=np.concatenate([rank[runs.unit[anomalous]], runs.unit + anomalous_units.size]),
+        weight=np.concatenate([runs.weight[anomalous], runs.weight]),
+    )
+    u = pair_counts_of_runs(both, anomalous_units.size + n_units)
     return u[: anomalous_units.size, anomalous_units.size :]
 
 
@@ -531,6 +553,7 @@ class _ModelSums:
         self._bounds = np.searchsorted(
             self.group[self._by_group], np.arange(self.group_frames.shape[1] + 1)
         )
+        self.runs = _UnitRuns.of(model, units)
         self._pairs: dict[str, np.ndarray] = {}
         self._sums: dict[str, np.ndarray] = {}
         self._ranked: dict[str, _SortedScores] = {}
@@ -538,7 +561,8 @@ class _ModelSums:
     def pairs(self, definition: str) -> np.ndarray:
         """W of the definition's scores (anomalous units × units)."""
         if definition not in self._pairs:
-            self._pairs[definition] = unit_pair_counts(self.model.of(definition), self.units)
+            column = self.runs.scores[:, self.model.definitions.index(definition)]
+            self._pairs[definition] = unit_pair_counts(column, self.runs, self.units)
         return self._pairs[definition]
 
     def sums(self, definition: str) -> np.ndarray:
@@ -569,12 +593,8 @@ class _ModelSums:
 
     def ranked(self, definition: str) -> _SortedScores:
         if definition not in self._ranked:
-            runs = frame_runs(
-                self.model.of(definition),
-                self.units.class_set[self.units.unit] >= 0,
-                self.units.unit,
-            )
-            self._ranked[definition] = _SortedScores(runs.scores, runs.video, runs.weight)
+            column = self.runs.scores[:, self.model.definitions.index(definition)]
+            self._ranked[definition] = _SortedScores(column, self.runs.unit, self.runs.weight)
         return self._ranked[definition]
 
     def ap(self, definition: str, positive: list[int], negative_groups: list[int]) -> float:
@@ -638,9 +658,17 @@ def _audit_model(
         _probe_row(rows, model, probe, "ap", np.array([_nanmean(d5_ap[probe])]), len(queries))
 
     # DC-Disc and DC-DetΔ over the classes, one singleton definition per class.
+    own_sets = [[i for i, s in enumerate(set_of) if s == {c}] for c in classes.classes]
+    own_units = np.column_stack([np.isin(sums.group, [1 + i for i in o]) for o in own_sets])
+    normal_units = sums.group == 0
+    # AP of every class's frames against the normal frames under every definition:
+    # detection_ap[k, c] (one pass per definition for all classes).
+    detection_ap = np.vstack(
+        [sums.ranked(k).ap_many(own_units, normal_units) for k in classes.classes]
+    )
     disc, det_delta, disc_ap, det_delta_ap = [], [], [], []
-    for c in classes.classes:
-        own = [i for i, s in enumerate(set_of) if s == {c}]
+    for index, c in enumerate(classes.classes):
+        own = own_sets[index]
         rest = [1 + i for i, s in enumerate(set_of) if s != {c}]
         others = [k for k in classes.classes if k != c]
         disc.append(sums.auroc(c, own, rest))
@@ -652,8 +680,8 @@ def _audit_model(
         )
         det_delta.append(matching - other)
         disc_ap.append(sums.ap(c, own, rest))
-        other_ap = _nanmean([sums.ap(k, own, [0]) for k in others])
-        det_delta_ap.append(sums.ap(c, own, [0]) - other_ap)
+        other_ap = _nanmean([detection_ap[k, index] for k in range(len(own_sets)) if k != index])
+        det_delta_ap.append(float(detection_ap[index, index]) - other_ap)
         rows["classes"].append(
             {
                 **label,
@@ -799,3 +827,15 @@ class _SortedScores:
         gained = np.diff(np.r_[0, true_positives])
         hit = gained > 0  # thresholds where recall moves (predicted > 0 there)
         return float(np.sum(gained[hit] / total * true_positives[hit] / predicted[hit]))
+
+    def ap_many(self, positive_units: np.ndarray, negative_units: np.ndarray) -> np.ndarray:
+        """:meth:`ap` for several positive sets at once: ``positive_units`` (units, C)."""
+        positive = self.weight[:, None] * positive_units[self.unit]
+        negative = self.weight * negative_units[self.unit]
+        total = positive.sum(0)
+        true_positives = np.cumsum(positive, axis=0)[self.last_of_tie]
+        predicted = true_positives + np.cumsum(negative)[self.last_of_tie][:, None]
+        gained = np.diff(true_positives, axis=0, prepend=0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = np.where(gained > 0, gained * true_positives / predicted, 0.0)
+            return np.where(total > 0, terms.sum(0) / total, np.nan)
