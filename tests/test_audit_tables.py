@@ -276,8 +276,12 @@ def test_soft_labels_through_the_cli(tmp_path) -> None:
     pd.DataFrame({"video": video, "frame": frame, "label": soft}).to_csv(labels, index=False)
     out = tmp_path / "out"
     args = ["audit", "--gt", str(truth), "--scores", f"m={model}", "--bootstrap", "0"]
-    assert run([*args, "--soft-labels", str(labels), "--out", str(out)]) == 0
+    assert run([*args, "--soft-labels", str(labels), "--interval-ap", "--out", str(out)]) == 0
     report = json.loads((out / "report.json").read_text())
+    expected_intervals = interval_aps(scores, y, offsets)
+    assert report["further"][0]["interval_ap"] == pytest.approx(
+        expected_intervals["interval_ap"], abs=TOL
+    )
     soft_read = pd.read_csv(labels)["label"].to_numpy()
     expected = roc_auc_score(
         np.r_[np.ones(y.size), np.zeros(y.size)],

@@ -472,6 +472,14 @@ def audit(
     feature_snippet_frames: Annotated[
         int | None, typer.Option(help="Frames per feature snippet (default 16).")
     ] = None,
+    interval_ap: Annotated[
+        bool,
+        typer.Option(
+            "--interval-ap",
+            help="Also interval AP by the released VadCLIP rule (original, video-mean, "
+            "whole-video intervals).",
+        ),
+    ] = False,
     soft_labels: Annotated[
         Path | None,
         typer.Option(
@@ -543,6 +551,7 @@ def audit(
             queries=query_list,
             features=feature_models,
             soft_labels=load_soft_labels(soft_labels, ground_truth) if soft_labels else None,
+            interval_ap=interval_ap,
         )
     written = write_report(result, out_dir)
     summary = result.summary

@@ -86,6 +86,7 @@ def run_audit(
     queries: Sequence[Query] = (),
     features: Sequence[Features] = (),
     soft_labels: np.ndarray | None = None,
+    interval_ap: bool = False,
 ) -> AuditResult:
     """Audit models' frame scores against ground truth (and scene labels).
 
@@ -98,7 +99,9 @@ def run_audit(
     ``queries`` (default: one singleton query per class). ``features`` (per-snippet
     features) add the prototype readout (:mod:`.prototypes`). Both share the models' paired
     video bootstrap draws. ``soft_labels`` (F,) in [0, 1] add each model's Prob-AUC
-    (:func:`.tables.prob_auc`).
+    (:func:`.tables.prob_auc`). ``interval_ap`` adds the interval AP columns of the
+    ``further`` table (the released VadCLIP rule; a Python pass over every video's proposals,
+    so it is asked for rather than always run).
     """
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
@@ -130,7 +133,8 @@ def run_audit(
     # releases the GIL there) with another's; the output keeps the models' order.
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         futures = [
-            pool.submit(_audit_model, bench, model, resamples, contrasts) for model in models
+            pool.submit(_audit_model, bench, model, resamples, contrasts, interval_ap)
+            for model in models
         ]
         for done, _ in enumerate(as_completed(futures), start=1):
             report("models", done, len(models))
@@ -225,6 +229,7 @@ def _audit_model(
     model: ModelScores,
     resamples: np.ndarray,
     contrasts: list[_ContrastDraws],
+    interval_ap: bool = False,
 ) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, list[dict]]]:
     """Everything about one model: estimates, bootstrap replicates and its table rows."""
     runs = bench.runs_of(model.scores)
@@ -250,7 +255,11 @@ def _audit_model(
             "model": model.name,
             "family": model.family,
             **tables.auca(u, bench.a, bench.n),
-            **tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets),
+            **(
+                tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets)
+                if interval_ap
+                else {}
+            ),
         }
     ]
     rows["per_category"].extend(_per_category(bench, model, u))

@@ -594,7 +594,7 @@ def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
     """Mean interval AP per model for the original scores, after video-mean replacement and
     for one whole-video interval per video ([inside] Table 18)."""
     further = result.further
-    if further.empty:
+    if further.empty or further["interval_ap"].isna().all():
         return None
     labels = {
         "interval_ap": "proposals from the scores",

@@ -609,16 +609,23 @@ def _further_section(result: AuditResult) -> _Section | None:
     further = result.further
     if further.empty:
         return None
+    with_intervals = further["interval_ap"].notna().any()
     table = pd.DataFrame(
         {
             "model": further["model"],
             "AUCA": further["auca"].map(_num),
             "cross mass kept": further["cross_mass_kept"].map(_pct),
             "max AUCA": further["max_auca"].map(_num),
-            "interval AP": further["interval_ap"].map(_num),
-            "AP@0.5": further["interval_ap_at_05"].map(_num),
-            "interval AP (video mean)": further["interval_ap_video_mean"].map(_num),
-            "interval AP (whole video)": further["interval_ap_whole_video"].map(_num),
+            **(
+                {
+                    "interval AP": further["interval_ap"].map(_num),
+                    "AP@0.5": further["interval_ap_at_05"].map(_num),
+                    "interval AP (video mean)": further["interval_ap_video_mean"].map(_num),
+                    "interval AP (whole video)": further["interval_ap_whole_video"].map(_num),
+                }
+                if with_intervals
+                else {}
+            ),
         }
     )
     blocks: list[_Block] = []
@@ -629,9 +636,10 @@ def _further_section(result: AuditResult) -> _Section | None:
         _Note(
             "AUCA pools only the videos that contain an anomaly; it still compares frames "
             "across videos (cross mass kept: the share of all cross-video pairs it keeps), and "
-            "max AUCA is what one score per video reaches there. Interval AP follows the "
-            "released VadCLIP evaluation (proposals: runs above max − 0.6·(max − min) of the "
-            "video's scores, at least 2 frames, NMS at IoU 0.6; greedy matching; mean over "
+            "max AUCA is what one score per video reaches there. Interval AP (with "
+            "--interval-ap) follows the released VadCLIP evaluation (proposals: runs above "
+            "max − 0.6·(max − min) of the video's scores, at least 2 frames; greedy "
+            "matching; mean over "
             "tIoU 0.1–0.5). Video-mean replacement yields no proposal, so its AP is 0; "
             "whole-video intervals ([0, T) per video, confidence = mean score) show how much AP "
             "needs no temporal localisation."

@@ -20,7 +20,6 @@ IOU_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
 PROPOSAL_RANGE_SHARE = 0.6
 """Proposal threshold max − 0.6·(max − min) of the video's scores (VadCLIP's ``thr``)."""
 
-NMS_IOU = 0.6
 CLASS_SCORE_WEIGHT = 0.7
 
 
@@ -127,9 +126,10 @@ def proposals(scores: np.ndarray) -> list[tuple[int, int, float]]:
 
     The video's class score c = mean of its ⌊T/16⌋ highest scores (no proposal when c ≤ 0 or
     undefined); threshold = max − 0.6·(max − min); proposals are the maximal runs of frames
-    with score strictly above it lasting ≥ 2 frames, confidence = run maximum + 0.7·c; then
-    non-maximum suppression at IoU 0.6 (highest confidence first). A constant score sequence
-    gives no proposal (its threshold equals the constant).
+    with score strictly above it lasting ≥ 2 frames, confidence = run maximum + 0.7·c. The
+    released code then applies non-maximum suppression at IoU 0.6; maximal runs of one
+    threshold never overlap (IoU 0), so it removes nothing and is not repeated here. A
+    constant score sequence gives no proposal (its threshold equals the constant).
     """
     scores = np.asarray(scores, dtype=np.float64)
     top = scores.size // 16
@@ -140,23 +140,22 @@ def proposals(scores: np.ndarray) -> list[tuple[int, int, float]]:
     above = scores > high - (high - low) * PROPOSAL_RANGE_SHARE
     edges = np.diff(np.r_[0, above.astype(np.int8), 0])
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    found = [
-        (int(s), int(e), float(scores[s:e].max()) + CLASS_SCORE_WEIGHT * class_score)
-        for s, e in zip(starts, ends, strict=True)
-        if e - s >= 2
-    ]
-    found.sort(key=lambda p: -p[2])
-    kept: list[tuple[int, int, float]] = []
-    for candidate in found:
-        if all(_iou(candidate, other) <= NMS_IOU for other in kept):
-            kept.append(candidate)
-    return kept
+    keep = ends - starts >= 2
+    starts, ends = starts[keep], ends[keep]
+    if not starts.size:
+        return []
+    peaks = _run_maxima(scores, starts, ends)
+    confidence = peaks + CLASS_SCORE_WEIGHT * class_score
+    order = np.argsort(-confidence, kind="stable")
+    return [(int(starts[i]), int(ends[i]), float(confidence[i])) for i in order]
 
 
-def _iou(first: tuple[int, int, float] | tuple[int, int], second: tuple) -> float:
-    overlap = max(0, min(first[1], second[1]) - max(first[0], second[0]))
-    union = (first[1] - first[0]) + (second[1] - second[0]) - overlap
-    return overlap / union if union > 0 else 0.0
+def _run_maxima(scores: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """max of scores[s:e] for disjoint, increasing runs (one reduceat over their bounds)."""
+    bounds = np.ravel(np.column_stack([starts, ends]))
+    if bounds[-1] == scores.size:
+        bounds = bounds[:-1]
+    return np.maximum.reduceat(scores, bounds)[::2][: starts.size]
 
 
 def interval_ap(
@@ -168,20 +167,41 @@ def interval_ap(
     VadCLIP evaluation does: predictions of all videos by confidence (highest first; ties in
     video order); each is a true positive when an unmatched event of its video overlaps it
     with IoU ≥ ``iou`` (the best one is consumed); AP = Σ_k precision_k·tp_k / #events.
-    No prediction at all gives 0."""
-    flat = [(v, s, e, c) for v, video in enumerate(predictions) for s, e, c in video]
+    No prediction at all gives 0.
+
+    Matching only consumes events of the prediction's own video, so it runs video by video
+    (in confidence order) and only over predictions that overlap some event enough.
+    """
     total = sum(len(video) for video in events)
+    flat = [(v, s, e, c) for v, video in enumerate(predictions) for s, e, c in video]
     if not flat or total == 0:
         return 0.0
-    flat.sort(key=lambda p: -p[3])
-    remaining = [list(video) for video in events]
+    confidence = np.array([p[3] for p in flat])
+    video_of = np.array([p[0] for p in flat])
+    order = np.argsort(-confidence, kind="stable")
     hits = np.zeros(len(flat))
-    for k, (video, start, end, _) in enumerate(flat):
-        overlaps = [_iou((start, end), event) for event in remaining[video]]
-        best = int(np.argmax(overlaps)) if overlaps else -1
-        if best >= 0 and overlaps[best] >= iou:
-            hits[k] = 1.0
-            del remaining[video][best]
+    for video in np.unique(video_of):
+        if not events[video]:
+            continue
+        mine = order[video_of[order] == video]  # this video's predictions, in global order
+        bounds = np.array([(flat[k][1], flat[k][2]) for k in mine], dtype=np.float64)
+        truth = np.array(events[video], dtype=np.float64)
+        overlap = np.clip(
+            np.minimum(bounds[:, None, 1], truth[None, :, 1])
+            - np.maximum(bounds[:, None, 0], truth[None, :, 0]),
+            0,
+            None,
+        )
+        union = (bounds[:, 1] - bounds[:, 0])[:, None] + (truth[:, 1] - truth[:, 0])[None] - overlap
+        ious = overlap / union
+        free = np.ones(truth.shape[0], dtype=bool)
+        for row in np.flatnonzero((ious >= iou).any(1)):
+            candidates = np.where(free & (ious[row] >= iou), ious[row], -1.0)
+            best = int(np.argmax(candidates))
+            if candidates[best] >= 0:
+                hits[mine[row]] = 1.0
+                free[best] = False
+    hits = hits[order]
     true_positives = np.cumsum(hits)
     precision = true_positives / np.arange(1, len(flat) + 1)
     return float(np.sum(precision * hits) / total)
