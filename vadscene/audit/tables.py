@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -80,14 +79,12 @@ def metric_agreement(table: pd.DataFrame, reference: str = "micro") -> pd.DataFr
             rows.append(_spread_row(granularity, values))
             continue
         both = wide[[reference, granularity]].dropna()
-        reversals = compared = 0
-        for first, second in itertools.combinations(both.index, 2):
-            d_ref = both.at[first, reference] - both.at[second, reference]
-            d_g = both.at[first, granularity] - both.at[second, granularity]
-            if d_ref == 0 or d_g == 0:
-                continue
-            compared += 1
-            reversals += int((d_ref > 0) != (d_g > 0))
+        first, second = np.triu_indices(len(both), k=1)  # every model pair once
+        ref, other = both[reference].to_numpy(), both[granularity].to_numpy()
+        d_ref, d_g = ref[first] - ref[second], other[first] - other[second]
+        strict = (d_ref != 0) & (d_g != 0)
+        compared = int(strict.sum())
+        reversals = int(((d_ref > 0) != (d_g > 0))[strict].sum())
         rho = (
             float(both[reference].corr(both[granularity], method="spearman"))
             if len(both) >= 3
