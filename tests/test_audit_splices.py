@@ -188,3 +188,23 @@ def test_too_few_classes_is_one_clear_error() -> None:
     )
     with pytest.raises(AuditInputError, match=r"at least two classes"):
         plan_splices(gt, classes_from_categories(gt), step_frames=2)
+
+
+def test_real_ucf_crime_gives_the_papers_6240_splices() -> None:
+    """[definitions] App. A.2: 6,240 UCF-Crime splices (13 classes → 156 ordered pairs × 20 ×
+    2 orders); every span between 5 and 32 steps of 16 frames, inside an anomalous interval."""
+    from helpers import realdata_dir
+
+    gt = load_ground_truth(
+        realdata_dir() / "urdmu" / "UCF_Annotation.txt", interval_end="inclusive"
+    )
+    plan = plan_splices(gt, classes_from_categories(gt))
+    assert len(plan) == 6240
+    for splice in plan[::97]:
+        for segment in splice.segments:
+            labels = gt.labels_of(segment.video)[segment.start : segment.end]
+            steps = (segment.end - segment.start) / 16
+            if segment.klass is None:
+                assert steps == 8 and not labels.any()
+            else:
+                assert 5 <= steps <= 32 and labels.all() and segment.start % 16 == 0

@@ -5,7 +5,8 @@ Each splice is V = N0 ⊕ A ⊕ N1 ⊕ B ⊕ N2: two real anomaly spans A (class
 between three normal context segments. Spans are the maximal runs of frames holding exactly
 one class, cut to whole feature steps; spans shorter than ``min_steps`` steps are dropped and
 longer ones centre-cropped to ``max_steps``. For every ordered class pair (a, b) ``pairs``
-source-span pairs are drawn (seeded, without replacement where possible) and each is built in
+source-span pairs are drawn (seeded; without replacement when the two classes offer that
+many, else with replacement, so every ordered pair has ``pairs``) and each is built in
 both orders (A first, then B first) with the same three contexts, drawn from the normal
 videos. A model scored on the splices under definitions a and b gives DC-SelΔ through the
 splices' events table (:func:`vadscene.audit.definitions.load_events`).
@@ -151,7 +152,8 @@ def plan_splices(
             if a == b:
                 continue
             product = len(spans[a]) * len(spans[b])
-            chosen = rng.choice(product, size=min(pairs, product), replace=False)
+            # Distinct pairs where there are enough, so every ordered pair gets `pairs`.
+            chosen = rng.choice(product, size=pairs, replace=product < pairs)
             for k, index in enumerate(chosen):
                 span_a = spans[a][index // len(spans[b])]
                 span_b = spans[b][index % len(spans[b])]
