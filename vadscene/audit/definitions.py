@@ -444,11 +444,12 @@ def unit_pair_counts(scores: np.ndarray, runs: _UnitRuns, units: _Units) -> np.n
     both = FrameRuns(
         scores=np.concatenate([scores[anomalous], scores]),
         labels=np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)]),
-        video=np.concatenate([rank[runs.unit[anomalous]], runs.unit + anomalous_units.size]),
+        # Rows (anomalous role) and columns (every frame) index different things, so the
+        # two roles share one index range: ranks of anomalous units, and units.
+        video=np.concatenate([rank[runs.unit[anomalous]], runs.unit]),
         weight=np.concatenate([runs.weight[anomalous], runs.weight]),
     )
-    u = pair_counts_of_runs(both, anomalous_units.size + n_units)
-    return u[: anomalous_units.size, anomalous_units.size :]
+    return pair_counts_of_runs(both, n_units)[: anomalous_units.size]
 
 
 # --- the probes -----------------------------------------------------------------------------
