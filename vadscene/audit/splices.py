@@ -35,7 +35,6 @@ from vadscene.audit.loaders import _load_npy
 from vadscene.video_lists import video_id_from_entry
 
 SEED = 7
-ROLES = ("N0", "A", "N1", "B", "N2")
 _ENCODER = {"crf": "23", "preset": "veryfast", "x264-params": "mbtree=0", "threads": "1"}
 """Single-threaded, no macroblock tree: the same frames always give the same bytes."""
 
@@ -45,7 +44,7 @@ class Segment:
     video: str
     start: int  # source frame, inclusive
     end: int  # source frame, exclusive
-    role: str  # one of ROLES
+    role: str  # N0, N1, N2 (normal context), A (target class), B (competitor class)
     klass: str | None  # the span's class (None for normal context)
 
 
