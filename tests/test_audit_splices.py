@@ -208,3 +208,38 @@ def test_real_ucf_crime_gives_the_papers_6240_splices() -> None:
                 assert steps == 8 and not labels.any()
             else:
                 assert 5 <= steps <= 32 and labels.all() and segment.start % 16 == 0
+
+
+def test_a_missing_source_video_is_one_error_and_writes_nothing(
+    sources, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    truth, videos, _ = sources
+    partial = tmp_path / "videos"
+    partial.mkdir()
+    for video in sorted(videos.glob("*.mp4"))[1:]:  # the first source is missing
+        (partial / video.name).symlink_to(video)
+    out = tmp_path / "splices"
+    code = run(
+        [
+            "splices",
+            "--gt",
+            str(truth),
+            "--frame-counts",
+            str(truth.parent / "counts.txt"),
+            "--videos",
+            str(partial),
+            "--step-frames",
+            str(STEP),
+            "--max-steps",
+            "8",
+            "--context-steps",
+            "3",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 1
+    assert not out.exists()
+    missing = sorted(videos.glob("*.mp4"))[0].stem
+    err = capsys.readouterr().err
+    assert f"source videos have no file: {missing}" in " ".join(err.split())

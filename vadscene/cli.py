@@ -646,6 +646,15 @@ def splices(
         with Workspace.open(workspace) as ws:
             needed = {s.video for splice in plan for s in splice.segments}
             video_files = {v: ws.video_path(v) for v in sorted(needed)}
+    needed = sorted({s.video for splice in plan for s in splice.segments})
+    absent = [v for v in needed if v not in video_files] if video_files else []
+    if features is not None:
+        have = {p.stem for p in Path(features).glob("*.npy")}
+        absent += [f"{v} (features)" for v in needed if v not in have]
+    if absent:  # checked before anything is written
+        raise VadsceneError(
+            f"splices: {len(absent)} source videos have no file: {', '.join(absent[:10])}"
+        )
     paths = write_plan_files(plan, out_dir, step_frames=step_frames)
     if video_files:
         with _progress("Splicing videos") as update:
