@@ -558,6 +558,14 @@ def _definition_section(result: AuditResult) -> _Section | None:
             "set); AP values have no interval."
         ),
         _Text(
+            "Mean ω over the queries (the normal frames' share of D@5's negatives): "
+            + "; ".join(
+                f"{model} {_num(omega)}"
+                for model, omega in queries.groupby("model", sort=False)["omega"].mean().items()
+            )
+            + "."
+        ),
+        _Text(
             "Per query (the identity D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ holds to "
             f"{worst:.1e} in the worst query):"
             if _finite(worst)
