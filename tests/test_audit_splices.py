@@ -243,3 +243,31 @@ def test_a_missing_source_video_is_one_error_and_writes_nothing(
     missing = sorted(videos.glob("*.mp4"))[0].stem
     err = capsys.readouterr().err
     assert f"source videos have no file: {missing}" in " ".join(err.split())
+
+
+def test_seeking_reads_the_same_frames_as_decoding_from_the_start(tmp_path: Path) -> None:
+    """Frames after a keyframe seek equal the frames counted from the first one: on a clip
+    with a keyframe every 5 frames and on a real UCF-Crime clip."""
+    from helpers import REALDATA
+
+    from vadscene.audit.splices import Segment, _frames_after_seek, _frames_counted
+
+    clip = tmp_path / "gop.mp4"
+    with av.open(str(clip), "w") as container:
+        stream = container.add_stream("libx264", rate=25, options={"g": "5", "threads": "1"})
+        stream.width, stream.height, stream.pix_fmt = 32, 24, "yuv420p"
+        for t in range(60):
+            image = np.full((24, 32, 3), 4 * t, np.uint8)
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24").reformat(format="yuv420p")
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    videos = [(clip, (32, 24), Segment("gop", 23, 41, "A", "x"))]
+    real = REALDATA / "videos" / "holmesvad_Fighting033_x264_570_841.mp4"
+    if real.is_file():
+        videos.append((real, (320, 240), Segment("real", 150, 170, "A", "x")))
+    for path, size, segment in videos:
+        seeked = _frames_after_seek(path, segment, size)
+        counted = _frames_counted(path, segment, size)
+        assert seeked is not None and len(seeked) == len(counted) == segment.end - segment.start
+        for mine, expected in zip(seeked, counted, strict=True):
+            np.testing.assert_array_equal(mine, expected)

@@ -269,18 +269,17 @@ def write_splice_videos(
 
 
 def _frames(path: Path, segment: Segment, size: tuple[int, int]) -> list[np.ndarray]:
-    """Frames [start, end) of a video as RGB arrays of ``size``, decoded in order."""
-    images: list[np.ndarray] = []
+    """Frames [start, end) of a video as RGB arrays of ``size``.
+
+    Seeks to the keyframe before ``start`` and numbers frames by their timestamps at the
+    stream's average rate (constant-rate footage, as the benchmarks' videos are), so a span
+    deep in a long video is not decoded from the beginning; without usable timestamps, or
+    when the seek lands past ``start``, it decodes from the first frame and counts.
+    """
     try:
-        with av.open(str(path)) as container:
-            for index, frame in enumerate(container.decode(video=0)):
-                if index >= segment.end:
-                    break
-                if index >= segment.start:
-                    image = frame.to_ndarray(format="rgb24")
-                    if image.shape[1::-1] != size:
-                        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-                    images.append(image)
+        images = _frames_after_seek(path, segment, size)
+        if images is None:
+            images = _frames_counted(path, segment, size)
     except (av.FFmpegError, OSError) as exc:
         raise AuditInputError(f"{path}: video {segment.video}: cannot decode ({exc})") from None
     if len(images) != segment.end - segment.start:
@@ -288,6 +287,48 @@ def _frames(path: Path, segment: Segment, size: tuple[int, int]) -> list[np.ndar
             f"{path}: video {segment.video}: frames {segment.start}..{segment.end - 1} were "
             f"asked for but the video decodes {segment.start + len(images)} frames"
         )
+    return images
+
+
+def _rgb(frame: av.VideoFrame, size: tuple[int, int]) -> np.ndarray:
+    image = frame.to_ndarray(format="rgb24")
+    if image.shape[1::-1] != size:
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    return image
+
+
+def _frames_after_seek(
+    path: Path, segment: Segment, size: tuple[int, int]
+) -> list[np.ndarray] | None:
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        rate, base = stream.average_rate, stream.time_base
+        if not rate or not base:
+            return None
+        origin = stream.start_time or 0
+        container.seek(origin + int(segment.start / rate / base), stream=stream, backward=True)
+        images: list[np.ndarray] = []
+        for frame in container.decode(stream):
+            if frame.pts is None:
+                return None
+            index = round(float((frame.pts - origin) * base * rate))
+            if not images and index > segment.start:
+                return None  # the seek overshot: count from the start instead
+            if index >= segment.end:
+                break
+            if index >= segment.start:
+                images.append(_rgb(frame, size))
+        return images
+
+
+def _frames_counted(path: Path, segment: Segment, size: tuple[int, int]) -> list[np.ndarray]:
+    images: list[np.ndarray] = []
+    with av.open(str(path)) as container:
+        for index, frame in enumerate(container.decode(video=0)):
+            if index >= segment.end:
+                break
+            if index >= segment.start:
+                images.append(_rgb(frame, size))
     return images
 
 
