@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,10 @@ def test_audit_page_runs_the_engine_on_the_demo(demo_app: Path) -> None:
     assert "12 videos" in app.markdown[0].value
     assert len(app.get("vega_lite_chart")) >= 4  # forest, decomposition, bias, pairs, composition
     assert app.get("download_button")
+    # The demo's probes.json: D@5 split, DC-DetΔ per class and the prototype readout.
+    titles = [json.loads(c.proto.spec)["title"]["text"] for c in app.get("vega_lite_chart")]
+    assert "How much of D@5 tests the definition?" in titles
+    assert "Is the anomaly in the representation, and does the head use it?" in titles
 
 
 def test_annotate_page_has_no_widget_that_writes_decisions(demo_app: Path) -> None:

@@ -196,3 +196,106 @@ def test_proposals_hand_worked() -> None:
     assert proposals(scores) == [(10, 14, 1.7), (24, 32, 0.9 + 0.7)]
     assert proposals(np.full(40, 0.3)) == []
     assert proposals(np.zeros(40)) == []
+
+
+def test_overlap_band_is_where_most_intervals_overlap() -> None:
+    from vadscene.audit.tables import overlap_band
+
+    rng = np.random.default_rng(5)
+    lows = np.round(rng.random(9) * 0.5, 2)
+    highs = lows + np.round(rng.random(9) * 0.4 + 0.05, 2)
+    low, high = overlap_band(lows, highs)
+    grid = np.round(np.arange(0, 1.0001, 0.005), 3)
+    depth = np.array([np.sum((lows <= x) & (x <= highs)) for x in grid])
+    assert depth.max() == np.sum((lows <= (low + high) / 2) & ((low + high) / 2 <= highs))
+    inside = grid[(grid > low) & (grid < high)]
+    assert all(np.sum((lows <= x) & (x <= highs)) == depth.max() for x in inside)
+    assert overlap_band(np.array([np.nan]), np.array([np.nan])) is None
+
+
+def test_spread_and_pair_type_means() -> None:
+    from vadscene.audit.tables import pair_type_means, spread_table
+
+    metrics_table = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "a", "b", "c"],
+            "family": ["x", "x", "y", "x", "x", "y"],
+            "granularity": ["micro"] * 3 + ["within"] * 3,
+            "value": [0.8, 0.85, 0.7, 0.6, 0.75, 0.65],
+        }
+    )
+    spread = spread_table(metrics_table).set_index(["granularity", "family"])["spread"]
+    assert spread[("micro", "all")] == pytest.approx(0.15, abs=TOL)
+    assert spread[("within", "x")] == pytest.approx(0.15, abs=TOL)
+    assert spread[("within", "y")] == 0.0
+    conditioned = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "factor": ["f", "f", "g", "g"],
+            "positive": ["p", "p", "p", "p"],
+            "negative": ["n", "n", "n", "n"],
+            "delta_scene": [0.02, 0.01, 0.005, -0.001],  # f: mean 0.015 (kept), g: 0.002
+        }
+    )
+    pairs = pd.DataFrame(
+        [
+            {"model": m, "factor": f, "positive": "p", "negative": "n", "pair_type": k, "auroc": v}
+            for m, f, k, v in [
+                ("a", "f", "++", 0.7),
+                ("a", "g", "++", 0.1),
+                ("b", "f", "++", 0.9),
+                ("b", "g", "++", 0.2),
+            ]
+        ]
+    )
+    means = pair_type_means(pairs, conditioned).set_index(["model", "pair_type"])
+    assert means.loc[("a", "++"), "auroc"] == pytest.approx(0.7, abs=TOL)
+    assert means.loc[("b", "++"), "auroc"] == pytest.approx(0.9, abs=TOL)
+    assert (means["contrasts"] == 1).all()
+
+
+def test_soft_labels_through_the_cli(tmp_path) -> None:
+    """--soft-labels: each model's Prob-AUC equals the duplicated weighted roc_auc_score; a
+    label outside [0, 1] is one message naming the file and the video."""
+    import json
+
+    from vadscene.cli import run
+
+    scores, y, offsets = benchmark(6, videos=5)
+    videos = [f"v{i}" for i in range(offsets.size - 1)]
+    frame = np.concatenate([np.arange(n) for n in np.diff(offsets)])
+    video = np.repeat(videos, np.diff(offsets))
+    truth = tmp_path / "gt.csv"
+    pd.DataFrame({"video": video, "frame": frame, "label": y.astype(int)}).to_csv(
+        truth, index=False
+    )
+    model = tmp_path / "m.csv"
+    pd.DataFrame({"video": video, "frame": frame, "score": scores}).to_csv(model, index=False)
+    soft = np.clip(y * 0.75 + np.random.default_rng(7).random(y.size) * 0.25, 0, 1)
+    labels = tmp_path / "soft.csv"
+    pd.DataFrame({"video": video, "frame": frame, "label": soft}).to_csv(labels, index=False)
+    out = tmp_path / "out"
+    args = ["audit", "--gt", str(truth), "--scores", f"m={model}", "--bootstrap", "0"]
+    assert run([*args, "--soft-labels", str(labels), "--interval-ap", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    expected_intervals = interval_aps(scores, y, offsets)
+    assert report["further"][0]["interval_ap"] == pytest.approx(
+        expected_intervals["interval_ap"], abs=TOL
+    )
+    soft_read = pd.read_csv(labels)["label"].to_numpy()
+    expected = roc_auc_score(
+        np.r_[np.ones(y.size), np.zeros(y.size)],
+        np.r_[scores, scores],
+        sample_weight=np.r_[soft_read, 1 - soft_read],
+    )
+    assert report["prob_auc"][0]["prob_auc"] == pytest.approx(expected, abs=TOL)
+    broken = pd.read_csv(labels)
+    broken.loc[broken.index[offsets[2] + 3], "label"] = 1.5
+    broken.to_csv(labels, index=False)
+    from vadscene.audit.inputs import AuditInputError
+    from vadscene.audit.loaders import load_ground_truth
+    from vadscene.audit.tables import load_soft_labels
+
+    with pytest.raises(AuditInputError) as info:
+        load_soft_labels(labels, load_ground_truth(truth))
+    assert f"{labels}: video v2: soft label 1.5 at frame 3" in str(info.value)

@@ -602,6 +602,21 @@ def audit(
     feature_snippet_frames: Annotated[
         int | None, typer.Option(help="Frames per feature snippet (default 16).")
     ] = None,
+    interval_ap: Annotated[
+        bool,
+        typer.Option(
+            "--interval-ap",
+            help="Also interval AP by the released VadCLIP rule (original, video-mean, "
+            "whole-video intervals).",
+        ),
+    ] = False,
+    soft_labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Soft frame labels in [0, 1] (table video, frame, label, e.g. the share of "
+            "annotators): adds each model's Prob-AUC."
+        ),
+    ] = None,
     probes_file: Annotated[
         Path | None,
         typer.Option(
@@ -632,6 +647,7 @@ def audit(
         read_model_list,
         read_probe_list,
     )
+    from vadscene.audit.tables import load_soft_labels
 
     _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
     output_folder(out_dir, "the audit report", create=False)  # created once the inputs are read
@@ -674,6 +690,8 @@ def audit(
             classes=classes,
             queries=query_list,
             features=feature_models,
+            soft_labels=load_soft_labels(soft_labels, ground_truth) if soft_labels else None,
+            interval_ap=interval_ap,
         )
     written = write_report(result, out_dir)
     if latex:
@@ -709,6 +727,103 @@ def audit(
         value = f"{row.value:+.4f}" if math.isfinite(row.value) else "n/a (no input for it)"
         out.print(f"  {row.model}: {row.probe} {value}", markup=False)
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
+
+
+@app.command(
+    epilog="Example: vadscene splices --workspace ucf-ws --out splices/ (the controlled DC-Sel "
+    "set: 20 span pairs per ordered class pair, seed 7)"
+)
+def splices(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the splice set.")],
+    workspace: Annotated[
+        Path | None,
+        typer.Option(help="Ground truth, frame counts and video files from this workspace."),
+    ] = None,
+    gt: Annotated[Path | None, typer.Option(help="Temporal ground truth file.")] = None,
+    interval_end: Annotated[
+        str, typer.Option(help="Interval ends in the ground truth: exclusive or inclusive.")
+    ] = "exclusive",
+    frame_counts: Annotated[
+        Path | None, typer.Option(help="Frame counts file when the GT has no counts.")
+    ] = None,
+    videos: Annotated[
+        Path | None, typer.Option(help="Folder of the source videos (file stem = video id).")
+    ] = None,
+    features: Annotated[
+        Path | None,
+        typer.Option(help="Folder of per-video (snippets × d) .npy features: splice these too."),
+    ] = None,
+    events: Annotated[
+        Path | None,
+        typer.Option(help="Events table video, start, end, class (default: video categories)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the span and context draws.")] = 7,
+    pairs: Annotated[int, typer.Option(help="Span pairs per ordered class pair.")] = 20,
+    step_frames: Annotated[int, typer.Option(help="Frames per feature step.")] = 16,
+    min_steps: Annotated[int, typer.Option(help="Shorter spans are dropped.")] = 5,
+    max_steps: Annotated[int, typer.Option(help="Longer spans are centre-cropped.")] = 32,
+    context_steps: Annotated[int, typer.Option(help="Steps of each normal segment.")] = 8,
+) -> None:
+    """Build the controlled two-event splices N0 ⊕ A ⊕ N1 ⊕ B ⊕ N2 for DC-SelΔ: real video
+    files (and/or spliced features) with their ground truth and events table."""
+    from vadscene.audit.definitions import classes_from_categories, load_events
+    from vadscene.audit.sources import gather_inputs
+    from vadscene.audit.splices import (
+        plan_splices,
+        write_plan_files,
+        write_splice_features,
+        write_splice_videos,
+    )
+    from vadscene.video import iter_video_files
+
+    _require_choice("--interval-end", interval_end, ("exclusive", "inclusive"))
+    if videos is None and workspace is None and features is None:
+        raise VadsceneError("splices: give --videos, --workspace (its videos) or --features")
+    output_folder(out_dir, "the splice set", create=False)
+    truth, _, _ = gather_inputs(
+        ground_truth=gt, interval_end=interval_end, frame_counts=frame_counts, workspace=workspace
+    )
+    classes = load_events(events, truth) if events else classes_from_categories(truth)
+    plan = plan_splices(
+        truth,
+        classes,
+        seed=seed,
+        pairs=pairs,
+        step_frames=step_frames,
+        min_steps=min_steps,
+        max_steps=max_steps,
+        context_steps=context_steps,
+    )
+    video_files: dict[str, Path] = {}
+    if videos is not None:
+        video_files = {p.stem: p for p in iter_video_files(videos)}
+    elif workspace is not None:
+        with Workspace.open(workspace) as ws:
+            needed = {s.video for splice in plan for s in splice.segments}
+            video_files = {v: ws.video_path(v) for v in sorted(needed)}
+    needed = sorted({s.video for splice in plan for s in splice.segments})
+    absent = [v for v in needed if v not in video_files] if video_files else []
+    if features is not None:
+        have = {p.stem for p in Path(features).glob("*.npy")}
+        absent += [f"{v} (features)" for v in needed if v not in have]
+    if absent:  # checked before anything is written
+        raise VadsceneError(
+            f"splices: {len(absent)} source videos have no file: {', '.join(absent[:10])}"
+        )
+    paths = write_plan_files(plan, out_dir, step_frames=step_frames)
+    if video_files:
+        with _progress("Splicing videos") as update:
+            write_splice_videos(plan, video_files, out_dir / "videos", progress=update)
+    if features is not None:
+        write_splice_features(plan, features, out_dir / "features", step_frames=step_frames)
+    out.print(
+        f"{len(plan)} splices of {len({(p.target, p.competitor) for p in plan})} ordered class "
+        f"pairs (seed {seed}); ground truth {paths['ground_truth'].name}, events "
+        f"{paths['events'].name}"
+        + (", videos/" if video_files else "")
+        + (", features/" if features is not None else "")
+        + f" in {out_dir}"
+    )
 
 
 @app.command(

@@ -3,12 +3,22 @@
 Flow: loaders (:mod:`.loaders`) → inputs (:mod:`.inputs`) → one pair-count matrix per model
 (:mod:`.pairs`) → metrics and bootstrap (:mod:`.metrics`, :mod:`.bootstrap`) → scene audit
 (:mod:`.scene`) → :class:`AuditResult` of pandas tables (:mod:`.result`) → report
-(:mod:`.report`, :mod:`.figures`). :func:`run_audit` is the entry point.
+(:mod:`.report`, :mod:`.figures`). :func:`run_audit` is the entry point. Optional inputs:
+scores per definition (:mod:`.definitions`), per-snippet features (:mod:`.prototypes`), soft
+labels (:mod:`.tables`); :mod:`.splices` builds the controlled two-event splice set.
 """
 
+from vadscene.audit.definitions import (
+    DefinitionScores,
+    Query,
+    load_definition_scores,
+    load_events,
+    load_queries,
+)
 from vadscene.audit.engine import run_audit
 from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
 from vadscene.audit.loaders import load_ground_truth, load_scores
+from vadscene.audit.prototypes import Features, load_features
 from vadscene.audit.result import GRANULARITIES, AuditResult
 from vadscene.audit.scene import SceneLabels, load_scene_labels
 
@@ -16,10 +26,17 @@ __all__ = [
     "GRANULARITIES",
     "AuditInputError",
     "AuditResult",
+    "DefinitionScores",
+    "Features",
     "GroundTruth",
     "ModelScores",
+    "Query",
     "SceneLabels",
+    "load_definition_scores",
+    "load_events",
+    "load_features",
     "load_ground_truth",
+    "load_queries",
     "load_scene_labels",
     "load_scores",
     "run_audit",

@@ -27,12 +27,15 @@ the identity holds replicate by replicate.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from vadscene.audit.bootstrap import percentile_interval
 from vadscene.audit.inputs import AuditInputError, GroundTruth, numeric_scores
@@ -44,7 +47,7 @@ from vadscene.audit.loaders import (
     _read_table,
 )
 from vadscene.audit.metrics import ratio_or_nan
-from vadscene.audit.pairs import frame_runs, pair_counts_of_runs
+from vadscene.audit.pairs import FrameRuns, pair_counts_of_runs
 from vadscene.video_lists import video_id_from_entry
 
 PROBES: tuple[str, ...] = ("D@5", "D@5N", "D@5X", "DC-Disc", "DC-DetΔ", "DC-SelΔ")
@@ -408,21 +411,44 @@ class _Units:
         )
 
 
-def unit_pair_counts(scores: np.ndarray, units: _Units) -> np.ndarray:
+@dataclass(frozen=True, eq=False)
+class _UnitRuns:
+    """Runs of consecutive frames of one unit whose scores agree under every definition:
+    snippet-repeated scores shrink sixteenfold once per model, not once per definition."""
+
+    scores: np.ndarray  # (runs, D)
+    unit: np.ndarray  # (runs,)
+    weight: np.ndarray  # (runs,) frames per run
+
+    @classmethod
+    def of(cls, model: DefinitionScores, units: _Units) -> _UnitRuns:
+        scores = model.scores
+        first = np.ones(scores.shape[0], dtype=bool)
+        first[1:] = (scores[1:] != scores[:-1]).any(1) | (units.unit[1:] != units.unit[:-1])
+        starts = np.flatnonzero(first)
+        weight = np.diff(np.append(starts, scores.shape[0])).astype(np.float64)
+        return cls(scores[starts], units.unit[starts], weight)
+
+
+def unit_pair_counts(scores: np.ndarray, runs: _UnitRuns, units: _Units) -> np.ndarray:
     """W[i, v] = Σ_{t∈u_i} Σ_{s∈v} τ(s_t, s_s) for the anomalous units u_i (in unit order) and
     every unit v: the pair counts of the anomalous frames against every frame, from one
-    :func:`.pairs.pair_counts_of_runs` call in which anomalous frames play both roles."""
+    :func:`.pairs.pair_counts_of_runs` call in which anomalous runs play both roles.
+    ``scores``: one definition's score per run of ``runs``."""
     n_units = units.video.size
     anomalous_units = np.flatnonzero(units.class_set >= 0)
     rank = np.full(n_units, -1)
     rank[anomalous_units] = np.arange(anomalous_units.size)
-    anomalous = rank[units.unit] >= 0
-    role_scores = np.concatenate([scores[anomalous], scores])
-    role_labels = np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)])
-    role_units = np.concatenate([rank[units.unit[anomalous]], units.unit + anomalous_units.size])
-    size = anomalous_units.size + n_units
-    u = pair_counts_of_runs(frame_runs(role_scores, role_labels, role_units), size)
-    return u[: anomalous_units.size, anomalous_units.size :]
+    anomalous = rank[runs.unit] >= 0
+    both = FrameRuns(
+        scores=np.concatenate([scores[anomalous], scores]),
+        labels=np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)]),
+        # Rows (anomalous role) and columns (every frame) index different things, so the
+        # two roles share one index range: ranks of anomalous units, and units.
+        video=np.concatenate([rank[runs.unit[anomalous]], runs.unit]),
+        weight=np.concatenate([runs.weight[anomalous], runs.weight]),
+    )
+    return pair_counts_of_runs(both, n_units)[: anomalous_units.size]
 
 
 # --- the probes -----------------------------------------------------------------------------
@@ -461,8 +487,22 @@ def audit_definitions(
     units = _Units.of(ground_truth, classes)
     weights = np.vstack([np.ones((1, ground_truth.n_videos)), _or_empty(resamples, ground_truth)])
     rows: dict[str, list[dict]] = {"probes": [], "queries": [], "classes": []}
-    for model in models:
-        _audit_model(ground_truth, model, classes, queries, units, weights, selection_seed, rows)
+
+    def one_model(model: DefinitionScores) -> dict[str, list[dict]]:
+        own: dict[str, list[dict]] = {name: [] for name in rows}
+        _audit_model(ground_truth, model, classes, queries, units, weights, selection_seed, own)
+        return own
+
+    # Many small products: a threaded BLAS only contends for the cores (26× slower on a
+    # loaded 2-core machine), so one BLAS thread, and two models at a time instead (numpy
+    # releases the GIL in its sorts and sums); rows keep the models' order.
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
+    ):
+        for model_rows in pool.map(one_model, models):
+            for name, new_rows in model_rows.items():
+                rows[name].extend(new_rows)
     return DefinitionAudit(
         probes=pd.DataFrame(rows["probes"], columns=PROBE_COLUMNS),
         queries=pd.DataFrame(rows["queries"], columns=QUERY_COLUMNS),
@@ -518,6 +558,13 @@ class _ModelSums:
         self.group = units.class_set + 1
         self.group_frames = (self.k_units * units.frames) @ np.eye(n_sets + 1)[self.group]
         self.row_sets = np.eye(n_sets)[units.class_set[self.anomalous_units]]  # (A units, L)
+        # Units sorted by group once, so each group's columns are a slice (no copies).
+        self._by_group = np.argsort(self.group, kind="stable")
+        self._k_sorted = np.ascontiguousarray(self.k_units[:, self._by_group].T)
+        self._bounds = np.searchsorted(
+            self.group[self._by_group], np.arange(self.group_frames.shape[1] + 1)
+        )
+        self.runs = _UnitRuns.of(model, units)
         self._pairs: dict[str, np.ndarray] = {}
         self._sums: dict[str, np.ndarray] = {}
         self._ranked: dict[str, _SortedScores] = {}
@@ -525,18 +572,12 @@ class _ModelSums:
     def pairs(self, definition: str) -> np.ndarray:
         """W of the definition's scores (anomalous units × units)."""
         if definition not in self._pairs:
-            self._pairs[definition] = unit_pair_counts(self.model.of(definition), self.units)
+            column = self.runs.scores[:, self.model.definitions.index(definition)]
+            self._pairs[definition] = unit_pair_counts(column, self.runs, self.units)
         return self._pairs[definition]
 
     def sums(self, definition: str) -> np.ndarray:
         if definition not in self._sums:
-            # Units sorted by group once, so each group's columns are a slice (no copies).
-            if not hasattr(self, "_by_group"):
-                self._by_group = np.argsort(self.group, kind="stable")
-                self._k_sorted = np.ascontiguousarray(self.k_units[:, self._by_group].T)
-                self._bounds = np.searchsorted(
-                    self.group[self._by_group], np.arange(self.group_frames.shape[1] + 1)
-                )
             w = self.pairs(definition)[:, self._by_group]
             k_rows = self.k_units[:, self.anomalous_units].T  # (A units, R + 1)
             n_groups = self.group_frames.shape[1]
@@ -563,12 +604,8 @@ class _ModelSums:
 
     def ranked(self, definition: str) -> _SortedScores:
         if definition not in self._ranked:
-            runs = frame_runs(
-                self.model.of(definition),
-                self.units.class_set[self.units.unit] >= 0,
-                self.units.unit,
-            )
-            self._ranked[definition] = _SortedScores(runs.scores, runs.video, runs.weight)
+            column = self.runs.scores[:, self.model.definitions.index(definition)]
+            self._ranked[definition] = _SortedScores(column, self.runs.unit, self.runs.weight)
         return self._ranked[definition]
 
     def ap(self, definition: str, positive: list[int], negative_groups: list[int]) -> float:
@@ -632,9 +669,17 @@ def _audit_model(
         _probe_row(rows, model, probe, "ap", np.array([_nanmean(d5_ap[probe])]), len(queries))
 
     # DC-Disc and DC-DetΔ over the classes, one singleton definition per class.
+    own_sets = [[i for i, s in enumerate(set_of) if s == {c}] for c in classes.classes]
+    own_units = np.column_stack([np.isin(sums.group, [1 + i for i in o]) for o in own_sets])
+    normal_units = sums.group == 0
+    # AP of every class's frames against the normal frames under every definition:
+    # detection_ap[k, c] (one pass per definition for all classes).
+    detection_ap = np.vstack(
+        [sums.ranked(k).ap_many(own_units, normal_units) for k in classes.classes]
+    )
     disc, det_delta, disc_ap, det_delta_ap = [], [], [], []
-    for c in classes.classes:
-        own = [i for i, s in enumerate(set_of) if s == {c}]
+    for index, c in enumerate(classes.classes):
+        own = own_sets[index]
         rest = [1 + i for i, s in enumerate(set_of) if s != {c}]
         others = [k for k in classes.classes if k != c]
         disc.append(sums.auroc(c, own, rest))
@@ -646,8 +691,8 @@ def _audit_model(
         )
         det_delta.append(matching - other)
         disc_ap.append(sums.ap(c, own, rest))
-        other_ap = _nanmean([sums.ap(k, own, [0]) for k in others])
-        det_delta_ap.append(sums.ap(c, own, [0]) - other_ap)
+        other_ap = _nanmean([detection_ap[k, index] for k in range(len(own_sets)) if k != index])
+        det_delta_ap.append(float(detection_ap[index, index]) - other_ap)
         rows["classes"].append(
             {
                 **label,
@@ -793,3 +838,15 @@ class _SortedScores:
         gained = np.diff(np.r_[0, true_positives])
         hit = gained > 0  # thresholds where recall moves (predicted > 0 there)
         return float(np.sum(gained[hit] / total * true_positives[hit] / predicted[hit]))
+
+    def ap_many(self, positive_units: np.ndarray, negative_units: np.ndarray) -> np.ndarray:
+        """:meth:`ap` for several positive sets at once: ``positive_units`` (units, C)."""
+        positive = self.weight[:, None] * positive_units[self.unit]
+        negative = self.weight * negative_units[self.unit]
+        total = positive.sum(0)
+        true_positives = np.cumsum(positive, axis=0)[self.last_of_tie]
+        predicted = true_positives + np.cumsum(negative)[self.last_of_tie][:, None]
+        gained = np.diff(true_positives, axis=0, prepend=0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = np.where(gained > 0, gained * true_positives / predicted, 0.0)
+            return np.where(total > 0, terms.sum(0) / total, np.nan)

@@ -102,6 +102,8 @@ def run_audit(
     classes: FrameClasses | None = None,
     queries: Sequence[Query] = (),
     features: Sequence[Features] = (),
+    soft_labels: np.ndarray | None = None,
+    interval_ap: bool = False,
 ) -> AuditResult:
     """Audit models' frame scores against ground truth (and scene labels).
 
@@ -113,7 +115,10 @@ def run_audit(
     :func:`.definitions.load_events`) or else the video categories, and D@5 over
     ``queries`` (default: one singleton query per class). ``features`` (per-snippet
     features) add the prototype readout (:mod:`.prototypes`). Both share the models' paired
-    video bootstrap draws.
+    video bootstrap draws. ``soft_labels`` (F,) in [0, 1] add each model's Prob-AUC
+    (:func:`.tables.prob_auc`). ``interval_ap`` adds the interval AP columns of the
+    ``further`` table (the released VadCLIP rule; a Python pass over every video's proposals,
+    so it is asked for rather than always run).
     """
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
@@ -161,7 +166,8 @@ def run_audit(
     # releases the GIL there) with another's; the output keeps the models' order.
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         futures = [
-            pool.submit(_audit_model, bench, model, resamples, contrasts) for model in models
+            pool.submit(_audit_model, bench, model, resamples, contrasts, interval_ap)
+            for model in models
         ]
         for done, _ in enumerate(as_completed(futures), start=1):
             report("models", done, len(models))
@@ -176,9 +182,31 @@ def run_audit(
     optional: dict[str, pd.DataFrame] = {
         "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
     }
+    if soft_labels is not None:
+        if soft_labels.shape != ground_truth.labels.shape:
+            raise AuditInputError(
+                f"{soft_labels.shape[0]} soft labels for {ground_truth.n_frames} ground-truth "
+                "frames"
+            )
+        optional["prob_auc"] = pd.DataFrame(
+            [
+                {
+                    "model": m.name,
+                    "family": m.family,
+                    "prob_auc": tables.prob_auc(m.scores, soft_labels),
+                }
+                for m in models
+            ],
+            columns=["model", "family", "prob_auc"],
+        )
     if len(models) >= 2:
-        agreement = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
-        optional["agreement"] = tables.metric_agreement(agreement)
+        metric_rows = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
+        optional["agreement"] = tables.metric_agreement(metric_rows)
+        optional["spread"] = tables.spread_table(metric_rows)
+    optional["pair_type_means"] = tables.pair_type_means(
+        _frame("scene_pairs", rows["scene_pairs"]),
+        _frame("scene_conditioned", rows["scene_conditioned"]),
+    )
     if definition_scores:
         report("definitions", 0, 1)
         probes = audit_definitions(
@@ -270,6 +298,7 @@ def _audit_model(
     model: ModelScores,
     resamples: np.ndarray,
     contrasts: list[_ContrastDraws],
+    interval_ap: bool = False,
 ) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, list[dict]]]:
     """Everything about one model: estimates, bootstrap replicates and its table rows."""
     runs = bench.runs_of(model.scores)
@@ -295,7 +324,11 @@ def _audit_model(
             "model": model.name,
             "family": model.family,
             **tables.auca(u, bench.a, bench.n),
-            **tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets),
+            **(
+                tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets)
+                if interval_ap
+                else {}
+            ),
         }
     ]
     rows["per_category"].extend(_per_category(bench, model, u))

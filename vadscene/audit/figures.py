@@ -16,6 +16,7 @@ import altair as alt
 import pandas as pd
 
 from vadscene.audit.result import AuditResult
+from vadscene.audit.tables import overlap_band
 
 NULL_BAND: tuple[float, float] = (0.45, 0.55)
 """bias-AUC inside this band counts as practically unbiased (A §5.4: |b − 0.5| ≤ 0.05)."""
@@ -154,7 +155,25 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
     points = _point_ci(
         None, result, value="value", title="AUROC", scale=scale, y=y, axis=alt.Axis(values=ticks)
     )
-    layered = alt.layer(chance, points, data=data).properties(
+    # The band where most intervals overlap ([audit] Fig. S1): inside it, models are not told
+    # apart by their intervals alone.
+    bands = {
+        panel: overlap_band(group["ci_low"], group["ci_high"])
+        for panel, group in data.groupby("panel")
+    }
+    data = data.assign(
+        band_low=data["panel"].map(lambda p: bands[p][0] if bands[p] else None),
+        band_high=data["panel"].map(lambda p: bands[p][1] if bands[p] else None),
+    )
+    band = (
+        alt.Chart()
+        .transform_aggregate(
+            band_low="min(band_low)", band_high="min(band_high)", groupby=["panel"]
+        )
+        .mark_rect(color=NORMAL_COLOUR, opacity=0.15)
+        .encode(x=alt.X("band_low:Q", scale=scale), x2="band_high:Q")
+    )
+    layered = alt.layer(band, chance, points, data=data).properties(
         width=380, height=alt.Step(26 if len(model_order(result)) <= 6 else 16)
     )
     chart = layered.facet(
@@ -164,7 +183,8 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
         title=_title(
             "The same scores read under different pairing rules",
             "Only within and macro compare frames of the same video, i.e. test temporal "
-            "localisation. Bars: 95 % video-bootstrap CI; dashed: chance.",
+            "localisation. Bars: 95 % video-bootstrap CI; dashed: chance; shaded: where "
+            "most intervals overlap.",
         )
     )
     return _finish(chart)
@@ -627,7 +647,7 @@ def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
     """Mean interval AP per model for the original scores, after video-mean replacement and
     for one whole-video interval per video ([inside] Table 18)."""
     further = result.further
-    if further.empty:
+    if further.empty or further["interval_ap"].isna().all():
         return None
     labels = {
         "interval_ap": "proposals from the scores",
@@ -664,6 +684,60 @@ def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
                 "Interval AP depends on how intervals are built",
                 "Released VadCLIP proposal rule; video-mean replacement leaves no proposal "
                 "(AP 0), while whole-video intervals need no localisation at all.",
+            ),
+        )
+    )
+    return _finish(chart)
+
+
+def support_chart(result: AuditResult) -> alt.Chart | None:
+    """Videos at each pole of every contrast (with normal frames, as bias-AUC reads them;
+    [audit] Fig. 3): each factor has its own support, ambiguous videos left out."""
+    bias = result.bias
+    if bias.empty:
+        return None
+    first = bias[bias["model"] == bias["model"].iloc[0]]
+    labels = contrast_labels(first)
+    data = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "contrast": labels,
+                    "pole": first["positive"],
+                    "side": "⊕",
+                    "videos": first["n_positive"],
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "contrast": labels,
+                    "pole": first["negative"],
+                    "side": "⊖",
+                    "videos": first["n_negative"],
+                }
+            ),
+        ]
+    )
+    chart = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("contrast:N", sort=contrast_order(first), title=None),
+            x=alt.X("videos:Q", stack="zero", title="videos"),
+            color=alt.Color(
+                "side:N",
+                title="pole",
+                scale=alt.Scale(domain=["⊕", "⊖"], range=[ANOMALOUS_COLOUR, NORMAL_COLOUR]),
+            ),
+            tooltip=[alt.Tooltip("contrast:N"), alt.Tooltip("pole:N"), alt.Tooltip("videos:Q")],
+        )
+        .properties(
+            width=420,
+            height=alt.Step(18),
+            title=_title(
+                "Support of each scene contrast",
+                "Videos with normal frames at each pole; ambiguous and unlabelled videos are "
+                "left out of that contrast only.",
             ),
         )
     )

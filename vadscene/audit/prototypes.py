@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from vadscene.audit import metrics
 from vadscene.audit.bootstrap import percentile_interval
@@ -237,7 +238,8 @@ def audit_features(
         + ([resamples] if resamples is not None and resamples.size else [])
     )
     for model in models:
-        scores, left_out = prototype_scores(ground_truth, model)
+        with threadpool_limits(limits=1, user_api="blas"):  # one small product per video
+            scores, left_out = prototype_scores(ground_truth, model)
         for readout, granularity in READOUTS:
             frame_scores, scored = _frame_scores(
                 ground_truth, scores[readout], model.snippet_repeat

@@ -26,6 +26,7 @@ import pandas as pd
 import vl_convert
 
 from vadscene.audit import figures
+from vadscene.audit.definitions import PROBES
 from vadscene.audit.result import AuditResult
 from vadscene.errors import VadsceneError
 from vadscene.files import atomic_write
@@ -647,7 +648,7 @@ def _definition_section(result: AuditResult) -> _Section | None:
     auroc = probes[probes["metric"] == "auroc"].set_index(["model", "probe"])
     ap = probes[probes["metric"] == "ap"].set_index(["model", "probe"])
     models = list(dict.fromkeys(probes["model"]))
-    names = list(dict.fromkeys(probes["probe"]))
+    names = [p for p in PROBES if p in set(probes["probe"])]
     table = pd.DataFrame(
         {
             "model": models,
@@ -716,6 +717,14 @@ def _definition_section(result: AuditResult) -> _Section | None:
             "set); AP values have no interval."
         ),
         _Text(
+            "Mean ω over the queries (the normal frames' share of D@5's negatives): "
+            + "; ".join(
+                f"{model} {_num(omega)}"
+                for model, omega in queries.groupby("model", sort=False)["omega"].mean().items()
+            )
+            + "."
+        ),
+        _Text(
             "Per query (the identity D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ holds to "
             f"{worst:.1e} in the worst query):"
             if figures.is_finite_number(worst)
@@ -767,16 +776,23 @@ def _further_section(result: AuditResult) -> _Section | None:
     further = result.further
     if further.empty:
         return None
+    with_intervals = further["interval_ap"].notna().any()
     table = pd.DataFrame(
         {
             "model": further["model"],
             "AUCA": further["auca"].map(_num),
             "cross mass kept": further["cross_mass_kept"].map(_pct),
             "max AUCA": further["max_auca"].map(_num),
-            "interval AP": further["interval_ap"].map(_num),
-            "AP@0.5": further["interval_ap_at_05"].map(_num),
-            "interval AP (video mean)": further["interval_ap_video_mean"].map(_num),
-            "interval AP (whole video)": further["interval_ap_whole_video"].map(_num),
+            **(
+                {
+                    "interval AP": further["interval_ap"].map(_num),
+                    "AP@0.5": further["interval_ap_at_05"].map(_num),
+                    "interval AP (video mean)": further["interval_ap_video_mean"].map(_num),
+                    "interval AP (whole video)": further["interval_ap_whole_video"].map(_num),
+                }
+                if with_intervals
+                else {}
+            ),
         }
     )
     blocks: list[_Block] = []
@@ -787,9 +803,10 @@ def _further_section(result: AuditResult) -> _Section | None:
         _Note(
             "AUCA pools only the videos that contain an anomaly; it still compares frames "
             "across videos (cross mass kept: the share of all cross-video pairs it keeps), and "
-            "max AUCA is what one score per video reaches there. Interval AP follows the "
-            "released VadCLIP evaluation (proposals: runs above max − 0.6·(max − min) of the "
-            "video's scores, at least 2 frames, NMS at IoU 0.6; greedy matching; mean over "
+            "max AUCA is what one score per video reaches there. Interval AP (with "
+            "--interval-ap) follows the released VadCLIP evaluation (proposals: runs above "
+            "max − 0.6·(max − min) of the video's scores, at least 2 frames; greedy "
+            "matching; mean over "
             "tIoU 0.1–0.5). Video-mean replacement yields no proposal, so its AP is 0; "
             "whole-video intervals ([0, T) per video, confidence = mean score) show how much AP "
             "needs no temporal localisation."
@@ -818,6 +835,64 @@ def _further_section(result: AuditResult) -> _Section | None:
                 "leaderboard ranked by micro would change under that reading."
             ),
         ]
+    spread = result.spread
+    if not spread.empty:
+        wide = spread.pivot(index="granularity", columns="family", values="spread")
+        families = list(dict.fromkeys(spread["family"]))
+        order = [g for g in _SHORT_GRANULARITY if g in wide.index]
+        blocks += [
+            _Text("Spread (max − min of the point estimates) over all models and per family:"),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "granularity": [_SHORT_GRANULARITY[g] for g in order],
+                        **{f: [_num(wide.at[g, f]) for g in order] for f in families},
+                    }
+                ),
+                labels=1,
+            ),
+        ]
+    means = result.pair_type_means
+    if not means.empty:
+        wide = means.pivot(index="model", columns="pair_type", values="auroc")
+        types = [t for t in figures.PAIR_TYPES if t in wide.columns]
+        blocks += [
+            _Text(
+                f"Pair-type AUROC averaged over the {int(means['contrasts'].iloc[0])} contrasts "
+                "with |mean Δscene| ≥ 0.01 (⊕⊖: anomalous frames of ⊕ videos against normal "
+                "frames of ⊖ videos):"
+            ),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "model": list(wide.index),
+                        **{
+                            f"AUC {figures.PAIR_TYPES[k]}": [_num(v) for v in wide[k]]
+                            for k in types
+                        },
+                    }
+                ),
+                labels=1,
+            ),
+        ]
+    soft = result.prob_auc
+    if not soft.empty:
+        micro = result.metrics[result.metrics["granularity"] == "micro"].set_index("model")
+        blocks += [
+            _Text("Prob-AUC under the soft (multi-annotator) frame labels, beside micro AUROC:"),
+            _Table(
+                pd.DataFrame(
+                    {
+                        "model": soft["model"],
+                        "Prob-AUC": soft["prob_auc"].map(_num),
+                        "micro AUROC": [_num(micro["value"].get(m)) for m in soft["model"]],
+                    }
+                ),
+                labels=1,
+            ),
+        ]
+    if (chart := figures.support_chart(result)) is not None:
+        blocks.append(_Figure("support", chart, "videos at each pole of every contrast"))
     return _Section("Further tables", tuple(blocks))
 
 

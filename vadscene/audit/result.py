@@ -58,6 +58,11 @@ Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty withou
 ``agreement`` — one row per granularity (two or more models):
     granularity, models, spread (max − min of the estimates), pairs (model pairs ordered
     strictly by both micro and the granularity), reversals, spearman_rho (vs micro)
+``spread`` — one row per granularity × subset (two or more models):
+    granularity, family ("all" or a family), models, spread (max − min of the estimates)
+``pair_type_means`` — one row per model × pair type (contrasts with |mean Δscene| ≥ 0.01):
+    model, pair_type, auroc (mean over those contrasts), contrasts (how many)
+``prob_auc`` — one row per model (with soft labels): model, family, prob_auc
 """
 
 from __future__ import annotations
@@ -105,6 +110,9 @@ class AuditResult:
     readout: pd.DataFrame = field(default_factory=pd.DataFrame)
     further: pd.DataFrame = field(default_factory=pd.DataFrame)
     agreement: pd.DataFrame = field(default_factory=pd.DataFrame)
+    spread: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pair_type_means: pd.DataFrame = field(default_factory=pd.DataFrame)
+    prob_auc: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     TABLES: ClassVar[tuple[str, ...]] = (
         "composition",
@@ -124,6 +132,9 @@ class AuditResult:
         "readout",
         "further",
         "agreement",
+        "spread",
+        "pair_type_means",
+        "prob_auc",
     )
     """Tables of the definition-scores and features inputs; empty (and left out of the
     JSON) without them."""

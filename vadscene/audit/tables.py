@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
-import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from vadscene.audit.inputs import AuditInputError, GroundTruth
+from vadscene.audit.loaders import _TABLE_SEPARATORS, _check_video_sets, _group_rows, _read_table
 from vadscene.audit.pairs import video_constant_pair_counts
 
 IOU_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -17,7 +19,6 @@ IOU_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
 PROPOSAL_RANGE_SHARE = 0.6
 """Proposal threshold max − 0.6·(max − min) of the video's scores (VadCLIP's ``thr``)."""
 
-NMS_IOU = 0.6
 CLASS_SCORE_WEIGHT = 0.7
 
 
@@ -78,14 +79,12 @@ def metric_agreement(table: pd.DataFrame, reference: str = "micro") -> pd.DataFr
             rows.append(_spread_row(granularity, values))
             continue
         both = wide[[reference, granularity]].dropna()
-        reversals = compared = 0
-        for first, second in itertools.combinations(both.index, 2):
-            d_ref = both.at[first, reference] - both.at[second, reference]
-            d_g = both.at[first, granularity] - both.at[second, granularity]
-            if d_ref == 0 or d_g == 0:
-                continue
-            compared += 1
-            reversals += int((d_ref > 0) != (d_g > 0))
+        first, second = np.triu_indices(len(both), k=1)  # every model pair once
+        ref, other = both[reference].to_numpy(), both[granularity].to_numpy()
+        d_ref, d_g = ref[first] - ref[second], other[first] - other[second]
+        strict = (d_ref != 0) & (d_g != 0)
+        compared = int(strict.sum())
+        reversals = int(((d_ref > 0) != (d_g > 0))[strict].sum())
         rho = (
             float(both[reference].corr(both[granularity], method="spearman"))
             if len(both) >= 3
@@ -124,9 +123,10 @@ def proposals(scores: np.ndarray) -> list[tuple[int, int, float]]:
 
     The video's class score c = mean of its ⌊T/16⌋ highest scores (no proposal when c ≤ 0 or
     undefined); threshold = max − 0.6·(max − min); proposals are the maximal runs of frames
-    with score strictly above it lasting ≥ 2 frames, confidence = run maximum + 0.7·c; then
-    non-maximum suppression at IoU 0.6 (highest confidence first). A constant score sequence
-    gives no proposal (its threshold equals the constant).
+    with score strictly above it lasting ≥ 2 frames, confidence = run maximum + 0.7·c. The
+    released code then applies non-maximum suppression at IoU 0.6; maximal runs of one
+    threshold never overlap (IoU 0), so it removes nothing and is not repeated here. A
+    constant score sequence gives no proposal (its threshold equals the constant).
     """
     scores = np.asarray(scores, dtype=np.float64)
     top = scores.size // 16
@@ -137,23 +137,22 @@ def proposals(scores: np.ndarray) -> list[tuple[int, int, float]]:
     above = scores > high - (high - low) * PROPOSAL_RANGE_SHARE
     edges = np.diff(np.r_[0, above.astype(np.int8), 0])
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    found = [
-        (int(s), int(e), float(scores[s:e].max()) + CLASS_SCORE_WEIGHT * class_score)
-        for s, e in zip(starts, ends, strict=True)
-        if e - s >= 2
-    ]
-    found.sort(key=lambda p: -p[2])
-    kept: list[tuple[int, int, float]] = []
-    for candidate in found:
-        if all(_iou(candidate, other) <= NMS_IOU for other in kept):
-            kept.append(candidate)
-    return kept
+    keep = ends - starts >= 2
+    starts, ends = starts[keep], ends[keep]
+    if not starts.size:
+        return []
+    peaks = _run_maxima(scores, starts, ends)
+    confidence = peaks + CLASS_SCORE_WEIGHT * class_score
+    order = np.argsort(-confidence, kind="stable")
+    return [(int(starts[i]), int(ends[i]), float(confidence[i])) for i in order]
 
 
-def _iou(first: tuple[int, int, float] | tuple[int, int], second: tuple) -> float:
-    overlap = max(0, min(first[1], second[1]) - max(first[0], second[0]))
-    union = (first[1] - first[0]) + (second[1] - second[0]) - overlap
-    return overlap / union if union > 0 else 0.0
+def _run_maxima(scores: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """max of scores[s:e] for disjoint, increasing runs (one reduceat over their bounds)."""
+    bounds = np.ravel(np.column_stack([starts, ends]))
+    if bounds[-1] == scores.size:
+        bounds = bounds[:-1]
+    return np.maximum.reduceat(scores, bounds)[::2][: starts.size]
 
 
 def interval_ap(
@@ -165,20 +164,41 @@ def interval_ap(
     VadCLIP evaluation does: predictions of all videos by confidence (highest first; ties in
     video order); each is a true positive when an unmatched event of its video overlaps it
     with IoU ≥ ``iou`` (the best one is consumed); AP = Σ_k precision_k·tp_k / #events.
-    No prediction at all gives 0."""
-    flat = [(v, s, e, c) for v, video in enumerate(predictions) for s, e, c in video]
+    No prediction at all gives 0.
+
+    Matching only consumes events of the prediction's own video, so it runs video by video
+    (in confidence order) and only over predictions that overlap some event enough.
+    """
     total = sum(len(video) for video in events)
+    flat = [(v, s, e, c) for v, video in enumerate(predictions) for s, e, c in video]
     if not flat or total == 0:
         return 0.0
-    flat.sort(key=lambda p: -p[3])
-    remaining = [list(video) for video in events]
+    confidence = np.array([p[3] for p in flat])
+    video_of = np.array([p[0] for p in flat])
+    order = np.argsort(-confidence, kind="stable")
     hits = np.zeros(len(flat))
-    for k, (video, start, end, _) in enumerate(flat):
-        overlaps = [_iou((start, end), event) for event in remaining[video]]
-        best = int(np.argmax(overlaps)) if overlaps else -1
-        if best >= 0 and overlaps[best] >= iou:
-            hits[k] = 1.0
-            del remaining[video][best]
+    for video in np.unique(video_of):
+        if not events[video]:
+            continue
+        mine = order[video_of[order] == video]  # this video's predictions, in global order
+        bounds = np.array([(flat[k][1], flat[k][2]) for k in mine], dtype=np.float64)
+        truth = np.array(events[video], dtype=np.float64)
+        overlap = np.clip(
+            np.minimum(bounds[:, None, 1], truth[None, :, 1])
+            - np.maximum(bounds[:, None, 0], truth[None, :, 0]),
+            0,
+            None,
+        )
+        union = (bounds[:, 1] - bounds[:, 0])[:, None] + (truth[:, 1] - truth[:, 0])[None] - overlap
+        ious = overlap / union
+        free = np.ones(truth.shape[0], dtype=bool)
+        for row in np.flatnonzero((ious >= iou).any(1)):
+            candidates = np.where(free & (ious[row] >= iou), ious[row], -1.0)
+            best = int(np.argmax(candidates))
+            if candidates[best] >= 0:
+                hits[mine[row]] = 1.0
+                free[best] = False
+    hits = hits[order]
     true_positives = np.cumsum(hits)
     precision = true_positives / np.arange(1, len(flat) + 1)
     return float(np.sum(precision * hits) / total)
@@ -223,3 +243,93 @@ FURTHER_COLUMNS = [
     "interval_ap_whole_video_at_05",
 ]
 """Columns of the ``further`` table: one row per model."""
+
+
+def spread_table(table: pd.DataFrame) -> pd.DataFrame:
+    """max − min of the models' point estimates per granularity, over all models and within
+    each family ([audit] Table 3's spread column). ``table``: the audit's ``metrics``."""
+    rows = []
+    families = sorted(f for f in table["family"].dropna().unique())
+    for granularity, group in table.groupby("granularity", sort=False):
+        for family, members in [("all", group)] + [
+            (f, group[group["family"] == f]) for f in families
+        ]:
+            values = members["value"].dropna()
+            rows.append(
+                {
+                    "granularity": granularity,
+                    "family": family,
+                    "models": int(values.size),
+                    "spread": float(values.max() - values.min()) if values.size else float("nan"),
+                }
+            )
+    return pd.DataFrame(rows, columns=["granularity", "family", "models", "spread"])
+
+
+SIGNIFICANT_DELTA_SCENE = 0.01
+"""A contrast counts as significant for Table S3 when |mean over models of Δscene| ≥ this."""
+
+
+def pair_type_means(scene_pairs: pd.DataFrame, scene_conditioned: pd.DataFrame) -> pd.DataFrame:
+    """Mean pair-type AUROC per model over the significant contrasts ([audit] Table S3): those
+    whose Δscene = AUC_ref − AUC_cond, averaged over the models, is at least 0.01 in size."""
+    columns = ["model", "pair_type", "auroc", "contrasts"]
+    if scene_conditioned.empty:
+        return pd.DataFrame(columns=columns)
+    keys = ["factor", "positive", "negative"]
+    mean_delta = scene_conditioned.groupby(keys)["delta_scene"].mean()
+    significant = mean_delta[mean_delta.abs() >= SIGNIFICANT_DELTA_SCENE].index
+    chosen = scene_pairs.set_index(keys).loc[lambda t: t.index.isin(significant)].reset_index()
+    if chosen.empty:
+        return pd.DataFrame(columns=columns)
+    means = chosen.groupby(["model", "pair_type"], sort=False)["auroc"].mean().reset_index()
+    means["contrasts"] = len(significant)
+    return means[columns]
+
+
+def overlap_band(lows: np.ndarray, highs: np.ndarray) -> tuple[float, float] | None:
+    """The first stretch of the axis covered by the most intervals [low, high] (the band
+    where most confidence intervals overlap, [audit] Fig. S1); None without intervals."""
+    lows, highs = np.asarray(lows, float), np.asarray(highs, float)
+    keep = np.isfinite(lows) & np.isfinite(highs)
+    if not keep.any():
+        return None
+    points = np.r_[lows[keep], highs[keep]]
+    # Starts before ends at the same point: touching intervals count as overlapping.
+    kinds = np.r_[np.zeros(keep.sum()), np.ones(keep.sum())]
+    order = np.lexsort((kinds, points))
+    depth = np.cumsum(np.where(kinds[order] == 0, 1, -1))
+    best = int(np.argmax(depth))
+    return float(points[order][best]), float(points[order][best + 1])
+
+
+def load_soft_labels(path: Path | str, ground_truth: GroundTruth) -> np.ndarray:
+    """Soft frame labels y ∈ [0, 1] aligned to ``ground_truth`` from a table ``video, frame,
+    label`` (CSV/TSV/Parquet; e.g. the share of annotators marking the frame anomalous);
+    every ground-truth frame needs exactly one row."""
+    path = Path(path)
+    if not path.is_file() or path.suffix.lower() not in _TABLE_SEPARATORS:
+        raise AuditInputError(f"{path}: soft labels must be a .csv/.tsv/.parquet table file")
+    table = _read_table(path, required=("video", "frame", "label"))
+    videos, rows = _group_rows(path, table, indexed_by="frame")
+    _check_video_sets(path, ground_truth, videos)
+    values = table["label"].to_numpy()
+    if values.dtype.kind not in "biuf":
+        raise AuditInputError(f"{path}: labels must be numbers in [0, 1]")
+    per_video = dict(zip(videos, rows, strict=True))
+    aligned = []
+    for video, n in zip(ground_truth.video_ids, ground_truth.frame_counts.tolist(), strict=True):
+        labels = values[per_video[video]].astype(np.float64)
+        if labels.size != n:
+            raise AuditInputError(
+                f"{path}: video {video}: {labels.size} soft labels but the ground truth has "
+                f"{n} frames"
+            )
+        bad = np.flatnonzero(~((labels >= 0) & (labels <= 1)))
+        if bad.size:
+            raise AuditInputError(
+                f"{path}: video {video}: soft label {labels[bad[0]]} at frame {bad[0]} is not "
+                "in [0, 1]"
+            )
+        aligned.append(labels)
+    return np.concatenate(aligned)
