@@ -101,9 +101,10 @@ cannot lock onto a periodic pattern such as the encoder's B-frame cadence (B-fra
 coarser, hence blurrier). Measured, stride 4, with the OpenCV analysis: 1.29× the
 exhaustive speed on the corpus, 1.22× on the UCF clips; with the fused kernel only 1.04×
 (the analysis is one cheap pass, and decoding every frame remains); motion is identical,
-and over the corpus the per-video sharpness and chroma rank with Spearman ρ = 1.0000 against exhaustive (largest relative
-difference 1.1 % and 0.08 %; the corpus clips differ widely, so the relative differences say
-more than ρ about a benchmark whose videos are alike). It is not the default: exhaustive is
+and over the corpus the per-video sharpness and chroma rank with Spearman ρ = 1.0000
+against exhaustive (largest relative difference 1.1 % and 0.08 %; the corpus clips differ
+widely, so the relative differences say more than ρ about a benchmark whose videos are
+alike). It is not the default: exhaustive is
 the definition, and the gain is modest.
 
 Keyframe-only decoding (``skip_frame="NONKEY"``) would be far faster but was rejected: it
