@@ -31,10 +31,13 @@ ratio is measure time / decode-only time, against each baseline. For the samplin
 Spearman rank correlation of its per-clip statistics with the exhaustive ones is printed (a
 sampling mode could only become the default at ρ ≥ 0.99), with the largest relative
 difference. Targets: exhaustive ≥ 250× real time per core, overhead ≤ 1.3× decode-only,
-judged against the OpenCV ``grab()`` loop (decoding and nothing else: the strict baseline)
-and, for reference, the OpenCV ``read()`` loop. Each is marked ``met`` / ``MISSED``; a
-benchmark is not a test, so the exit code is 0 unless a clip fails to measure or the
-decoders disagree on a frame count.
+judged against the PyAV luma-decode loop (the floor: ``measure_video``'s own decoding with
+nothing computed) and, for reference, the OpenCV ``grab()`` and ``read()`` loops. The
+*OpenCV analysis (ref.)* method computes the same statistics through the OpenCV reference
+path; the fused kernel's speed-up over it is printed, and its results must equal the
+kernel's bit for bit. Each target is marked ``met`` / ``MISSED``; a benchmark is not a test,
+so the exit code is 0 unless a clip fails to measure, the decoders disagree on a frame count
+or the two analyses differ.
 
 Usage: ``python bench/measure_bench.py`` (generates the corpus on first use, ~30 s; then
 ~70 s), ``python bench/measure_bench.py --quick`` (6 clips of 4 s, one pass: a smoke run

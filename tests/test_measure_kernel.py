@@ -4,7 +4,11 @@ planes, and extreme content."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -97,3 +101,25 @@ def test_the_opencv_reference_path_gives_the_same_variance(shape: tuple[int, int
 def test_bad_planes_are_refused(arguments: tuple, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         fused_sums(*arguments)
+
+
+def test_a_new_process_loads_the_compiled_kernel_instead_of_compiling_it(tmp_path: Path) -> None:
+    """Pool workers start often: the first one compiles and stores, later ones only load."""
+    script = (
+        "import numpy as np\n"
+        "from vadscene.measure_kernel import fused_kernel, fused_sums\n"
+        "fused_sums(np.zeros((3, 5), np.uint8), 4)\n"
+        "print(sum(fused_kernel.stats.cache_hits.values()),"
+        " sum(fused_kernel.stats.cache_misses.values()))\n"
+    )
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+
+    def hits_and_misses() -> list[int]:
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=environment, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return [int(n) for n in done.stdout.split()]
+
+    assert hits_and_misses() == [0, 1]  # compiled, and written to the cache directory
+    assert hits_and_misses() == [1, 0]  # loaded

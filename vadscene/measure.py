@@ -78,16 +78,15 @@ each worker process runs OpenCV single-threaded (OpenCV's own thread pool would 
 other workers): :mod:`vadscene.measure_run`'s pool workers call ``cv2.setNumThreads(1)``;
 this module leaves that process-global setting alone.
 
-Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM): exhaustive
-measurement runs at ~195× real time per core on the 320×240 corpus (171× on the UCF clips;
-target 250×: missed), 1.72× the time of an OpenCV ``grab()`` loop and ~1.55× PyAV decoding
-alone (1.29× an OpenCV ``read()`` loop; target 1.3× decode-only: missed against the strict
-baselines). Decoding is ~110 µs of the ~170 µs per frame; of the ~60 µs of analysis the
-ksize-1 Laplacian is ~37 µs (OpenCV runs ksize 1 through its generic ``filter2D``; only
-ksize 3 has an IPP path, and ``CV_32F``/``filter2D``/``sepFilter2D`` variants are slower),
-``ΣL²`` + ``ΣL`` ~7 µs, chroma ~9 µs, motion ~6 µs, plane views ~3 µs. There is no cheaper
-exact way to get the Laplacian variance from OpenCV, so the targets are out of reach on this
-CPU without changing the statistic.
+Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM). Before the fused
+kernel: ~195× real time per core on the 320×240 corpus, 1.72× an OpenCV ``grab()`` loop and
+~1.55× PyAV luma decoding alone, the ksize-1 Laplacian (~37 µs of ~60 µs of OpenCV analysis
+per frame; OpenCV runs ksize 1 through its generic ``filter2D``) being the cost. With the
+kernel (commit 790b29c, measured under a load average of ~8, so absolute rates are about half
+an idle run's): 1.43× the luma-decode floor (target 1.3×: missed), 1.65× faster end to end
+than the OpenCV analysis, equal to it bit for bit on every clip. What remains is the
+kernel's one pass (~35 µs per 320×240 frame on an idle core) and ~10-15 µs of per-frame
+Python (plane views, the packet tally, the scale lookup).
 
 Sampling mode
 -------------
@@ -99,11 +98,13 @@ much of the mean, and sampling one pair in four moved it by 24 % (varying offset
 chroma, the expensive and stable part (~50 µs), are computed on one frame per block of ``k``,
 at an offset that follows a golden-ratio sequence rather than a fixed phase, so the samples
 cannot lock onto a periodic pattern such as the encoder's B-frame cadence (B-frames are coded
-coarser, hence blurrier). Measured, stride 4: 1.29× the exhaustive speed on the corpus (254×
-real time), 1.22× on the UCF clips; motion is identical, and over the corpus the per-video
-sharpness and chroma rank with Spearman ρ = 1.0000 against exhaustive (largest relative
-difference 1.1 % and 0.08 %; the corpus clips differ widely, so the relative differences say
-more than ρ about a benchmark whose videos are alike). It is not the default: exhaustive is
+coarser, hence blurrier). Measured, stride 4, with the OpenCV analysis: 1.29× the
+exhaustive speed on the corpus, 1.22× on the UCF clips; with the fused kernel only 1.04×
+(the analysis is one cheap pass, and decoding every frame remains); motion is identical,
+and over the corpus the per-video sharpness and chroma rank with Spearman ρ = 1.0000
+against exhaustive (largest relative difference 1.1 % and 0.08 %; the corpus clips differ
+widely, so the relative differences say more than ρ about a benchmark whose videos are
+alike). It is not the default: exhaustive is
 the definition, and the gain is modest.
 
 Keyframe-only decoding (``skip_frame="NONKEY"``) would be far faster but was rejected: it
