@@ -14,11 +14,14 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from browser import chromium_page
 from helpers import ARTIFACTS
 from playwright.sync_api import Error as PlaywrightError
 
 from vadscene.catalogue import AMBIGUOUS, load_catalogue
+
+pytestmark = pytest.mark.browser
 
 ANNOTATOR = "fast"
 VIDEOS = 10

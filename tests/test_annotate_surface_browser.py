@@ -9,11 +9,14 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from browser import chromium_page
 from helpers import ARTIFACTS, current_values
 
 from vadscene.catalogue import load_catalogue
 from vadscene.thumbnails import FILMSTRIP_THUMBS, filmstrip_frames
+
+pytestmark = pytest.mark.browser
 
 VIDEO = "Arson001_x264"
 READY = "() => window.__vadsceneAnnotate && window.__vadsceneAnnotate.ready"

@@ -9,10 +9,13 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from browser import chromium_page
 from helpers import ARTIFACTS
 
 from vadscene.demo import load_demo_manifest
+
+pytestmark = pytest.mark.browser
 
 TIMEOUT = 60_000  # ms; machines running the suite are loaded
 DISPUTED = ("Explosion001_x264", "continuity")  # the demo's one disagreement
@@ -144,7 +147,7 @@ def test_the_pages_fetch_nothing_from_the_network(served: tuple[str, Path]) -> N
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
         page.goto(f"{url}/?annotator=offline&video=Arson001_x264")
-        page.locator("video").wait_for(timeout=TIMEOUT)
+        page.locator("video").first.wait_for(timeout=TIMEOUT)
         for path, ready in [
             ("review", "Agreement between annotators"),
             ("overview", "Videos"),

@@ -46,6 +46,7 @@ def test_every_command_is_listed() -> None:
                 "measure",
                 "thresholds",
                 "proxies",
+                "splices",
                 "labelstudio-export",
                 "labelstudio-import",
             ]

@@ -44,6 +44,9 @@ DISTRIBUTIONS = {
     "yaml": "pyyaml",
     "cv2": "opencv-python-headless",
     "av": "av",
+    "numba": "numba",
+    "decord": "decord",
+    "threadpoolctl": "threadpoolctl",
     "streamlit": "streamlit",
     "starlette": "starlette",
     "altair": "altair",
@@ -82,9 +85,8 @@ def test_declared_dependencies_are_what_the_package_imports() -> None:
     assert imported <= DISTRIBUTIONS.keys(), f"unmapped imports: {imported - DISTRIBUTIONS.keys()}"
     needed = {DISTRIBUTIONS[name] for name in imported}
     # Declared without an import: pyarrow is pandas' engine for read_parquet (Parquet score
-    # and ground-truth tables); decord stays declared although only the tests import it (a
-    # decision outside this check). distributed is the optional extra vadscene[dask].
-    assert runtime == (needed - {"distributed"}) | {"pyarrow", "decord"}
+    # and ground-truth tables). distributed is the optional extra vadscene[dask].
+    assert runtime == (needed - {"distributed"}) | {"pyarrow"}
     assert dask == {"distributed"}
     assert "hypothesis" not in runtime and "pytest" not in runtime
 
