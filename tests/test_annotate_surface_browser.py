@@ -185,7 +185,14 @@ def test_filmstrip_seeks_and_the_frame_counter_ends_at_the_last_index(
         _wait_for(lambda: abs(video.evaluate("v => v.currentTime") - want) < 0.5 / fps)
         assert video.evaluate("v => v.paused")
 
-        video.evaluate("v => { v.pause(); v.currentTime = v.duration; }")
+        # The locator is re-resolved on each call: wait for an element whose metadata is loaded.
+        _wait_for(
+            lambda: video.evaluate(
+                "v => { v.pause(); if (!isFinite(v.duration)) return false; "
+                "v.currentTime = v.duration; return true; }"
+            ),
+            what="the player's duration",
+        )
         last = frames - 1
         _wait_for(
             lambda: page.locator(".vs-time").inner_text().endswith(f"frame {last} / {last}"),
