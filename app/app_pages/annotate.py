@@ -133,7 +133,6 @@ if held is None or held.annotator != annotator:
 held = held.refresh(store, videos)
 st.session_state.annotate_queue = held
 queue = held.queue
-revision = held.revision
 
 # The data of the videos n, p and i lead to, so the surface can switch without waiting.
 position = index[video_id]
@@ -183,7 +182,6 @@ annotate_surface(
         "failure": ledger.failure,
         "notices": ledger.notices,
         "queue": queue,
-        "queueRevision": str(revision),
         "factors": [
             {
                 "key": f.key,
