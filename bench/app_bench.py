@@ -9,6 +9,9 @@ Measured server-side (the browser adds its own rendering):
   ``INSERT`` + commit on a SQLite file with the same settings. Target ≤ 150 ms.
 - moving to the next video: one run of the Annotate page script (AppTest) with a new
   ``?video=``, against the floor of an empty Streamlit script run the same way. Target ≤ 300 ms.
+- a key's rerun: one decision committed, then a run of the Annotate page on the same video
+  (what each confirmation costs the server; the page keeps its queue current per key), against
+  the same floor. The browser adds a Streamlit round trip (``bench/app_browser_bench.py``).
 - the review table for 2,000 videos: ``review_table``, a first Review page render (building
   the table) and a rerun (the table cached per store revision), against the floor of reading
   the decision rows with one SQL query. Target ≤ 1 s.
@@ -122,6 +125,15 @@ def main() -> None:
             page.run()
 
         move = timed(next_video, 15)
+        poles = iter(["few", "many"] * 10**6)
+
+        def key_rerun() -> None:
+            store.record_decision(
+                page.query_params["video"], "crowd", next(poles), annotator="carla"
+            )
+            page.run()
+
+        key = timed(key_rerun, 15)
         empty = root / "empty.py"
         empty.write_text("import streamlit as st\nst.write('')\n")
         blank = AppTest.from_file(str(empty)).run()
@@ -145,6 +157,7 @@ def main() -> None:
     lines = [
         ("decision → commit (record_decision)", decision, insert, 0.150),
         ("next video (Annotate page run)", move, floor_page, 0.300),
+        ("a key's rerun (commit + Annotate page run)", key, floor_page, 0.150),
         ("review table (review_table)", table, rows, 1.0),
         ("review page, first render (builds the table)", review_first, rows, 1.0),
         ("review page, rerun (filters, clicks)", review_page, rows, 1.0),

@@ -3,7 +3,8 @@
     python bench/app_browser_bench.py [--videos 2000] [--keys 30] [--switches 12] [--loads 3]
 
 For the demo workspace and a generated workspace of ``--videos`` videos (hard links to the demo's
-clips, registered under new ids, so every one plays), each served by ``vadscene app``:
+clips, registered under new ids, so every one plays; two annotators have decided every manual
+factor), each served by ``vadscene app``:
 
 - key → confirmation visible: a value key pressed (keydown in the page) until the surface shows
   the event confirmed (its ``data-acked`` reaches the key's sequence number), i.e. a commit and a
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -138,6 +140,21 @@ def big_workspace(demo: Workspace, root: Path, videos: int) -> Path:
         )
     with Workspace.create(root / "ws", video_root=folder, dataset="bench") as workspace:
         workspace.store.register_videos(infos)
+        manual = [f for f in workspace.catalogue.factors if f.source == "manual"]
+        store_path = workspace.store.path
+    # Two people have already decided every manual factor (bulk-loaded as rows, as
+    # bench/app_bench.py does): the queue and support counts then cover a real history.
+    with sqlite3.connect(store_path) as db:
+        db.executemany(
+            "INSERT INTO decisions (video_id, factor, value, annotator, source, decided_at) "
+            "VALUES (?, ?, ?, ?, 'manual', '2026-01-01T00:00:00+00:00')",
+            [
+                (info.video_id, f.key, f.values[(i + j) % 2], annotator)
+                for i, info in enumerate(infos)
+                for f in manual
+                for j, annotator in enumerate(("ana", "ben"))
+            ],
+        )
     return root / "ws"
 
 

@@ -13,8 +13,10 @@ import pytest
 from browser import chromium_page
 from helpers import ARTIFACTS, current_values
 
+from vadscene.annotation import video_queue
 from vadscene.catalogue import load_catalogue
 from vadscene.thumbnails import FILMSTRIP_THUMBS, filmstrip_frames
+from vadscene.workspace import Workspace
 
 pytestmark = pytest.mark.browser
 
@@ -260,3 +262,37 @@ def test_the_queue_jumps_anywhere_and_the_url_follows_at_once(served: tuple[str,
         page.reload()
         page.wait_for_function(READY, timeout=60_000)
         assert page.evaluate("() => window.__vadsceneAnnotate.current") == target
+
+
+def test_the_queue_rows_follow_each_commit_and_move(served: tuple[str, Path]) -> None:
+    """The rows are updated in place after each confirmation (not redrawn): each must still say
+    what the store says, and only the video on screen is marked as here."""
+    url, root = served
+    manual = [f.key for f in CATALOGUE.factors if f.source == "manual"]
+
+    def rows(page) -> dict[str, str]:
+        return page.evaluate(
+            "() => Object.fromEntries([...document.querySelectorAll('.vs-queue li')]"
+            ".map((li) => [li.dataset.video, li.className]))"
+        )
+
+    def expected(here: str) -> dict[str, str]:
+        with Workspace.open(root, read_only=True) as workspace:
+            queue = video_queue(workspace.store, "rows")
+        return {v: f"vs-q-{s}" + (" vs-here" if v == here else "") for v, s in queue}
+
+    with chromium_page(1440, 900) as page:
+        _open(page, url, "rows")
+        for factor in manual:
+            _focus(page, factor)
+            page.keyboard.press("a")
+        _wait_for(lambda: len(current_values(root, "rows", VIDEO)) == len(manual))
+        _wait_for(lambda: rows(page) == expected(VIDEO), what="rows equal to the store's queue")
+        assert rows(page)[VIDEO] != "vs-q-incomplete vs-here"
+        page.keyboard.press("f")
+        _wait_for(lambda: rows(page)[VIDEO] == "vs-q-flagged vs-here", what="flagged row")
+        assert rows(page) == expected(VIDEO)
+        page.keyboard.press("n")
+        following = page.evaluate("() => window.__vadsceneAnnotate.current")
+        assert following != VIDEO
+        _wait_for(lambda: rows(page) == expected(following), what="here moved with the video")

@@ -22,7 +22,7 @@ from typing import Literal
 from vadscene.catalogue import AMBIGUOUS, Factor
 from vadscene.errors import StoreError, VadsceneError
 from vadscene.records import AUTO_ANNOTATOR, Measurement
-from vadscene.store import AnnotationStore
+from vadscene.store import AnnotationStore, Decision
 
 ACTIONS = ("decide", "accept_auto", "undo", "flag", "note")
 """What an event can ask: set a factor's value, take the auto pole as one's own decision, undo
@@ -133,30 +133,115 @@ def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, Queue
     complete, and another person's current value differs from theirs on some factor (auto poles
     do not count: overriding one is the point of a person's answer). ``complete`` otherwise.
     """
-    manual = {f.key for f in store.catalogue.factors if f.source == "manual"}
+    mine, others = _human_values(store.current_decisions(), annotator)
+    flagged = {video for (video, who), m in store.marks().items() if who == annotator and m["flag"]}
+    manual = _manual_keys(store)
+    return [
+        (video, _status(mine.get(video, {}), others.get(video, []), video in flagged, manual))
+        for video in store.video_ids()
+    ]
+
+
+def _manual_keys(store: AnnotationStore) -> set[str]:
+    return {f.key for f in store.catalogue.factors if f.source == "manual"}
+
+
+def _human_values(
+    decisions: list[Decision], annotator: str
+) -> tuple[dict[str, dict[str, str]], dict[str, list[tuple[str, str]]]]:
+    """Current values per video: the annotator's ``{factor: value}``, and other people's
+    ``(factor, value)`` pairs (cleared values and auto poles left out)."""
     mine: dict[str, dict[str, str]] = {}
     others: dict[str, list[tuple[str, str]]] = {}
-    for d in store.current_decisions():
+    for d in decisions:
         if d.value is None or d.annotator == AUTO_ANNOTATOR:
             continue
         if d.annotator == annotator:
             mine.setdefault(d.video_id, {})[d.factor] = d.value
         else:
             others.setdefault(d.video_id, []).append((d.factor, d.value))
-    flagged = {video for (video, who), m in store.marks().items() if who == annotator and m["flag"]}
-    queue: list[tuple[str, QueueStatus]] = []
-    for video in store.video_ids():
-        values = mine.get(video, {})
-        if video in flagged:
-            status: QueueStatus = "flagged"
-        elif not manual <= values.keys():
-            status = "incomplete"
-        elif any(values.get(f, v) != v for f, v in others.get(video, [])):
-            status = "disagreement"
-        else:
-            status = "complete"
-        queue.append((video, status))
-    return queue
+    return mine, others
+
+
+def _status(
+    values: dict[str, str], others: list[tuple[str, str]], flagged: bool, manual: set[str]
+) -> QueueStatus:
+    """Where one video stands (see :func:`video_queue`)."""
+    if flagged:
+        return "flagged"
+    if not manual <= values.keys():
+        return "incomplete"
+    if any(values.get(f, v) != v for f, v in others):
+        return "disagreement"
+    return "complete"
+
+
+REFRESH_LIMIT = 200
+"""Beyond this many changed videos (a bulk import, another annotator's session), a refresh
+reads the whole store once rather than video by video."""
+
+
+@dataclass(frozen=True)
+class AnnotatorQueue:
+    """:func:`video_queue` and the annotator's current values as of a store ``revision``, kept
+    current by :meth:`refresh` without re-reading the whole store after every key.
+
+    A key changes one video, so rebuilding the queue of a large workspace for it would cost a
+    read of every current decision; :meth:`refresh` re-reads only the videos whose decisions or
+    marks were appended since ``revision``, whoever appended them."""
+
+    annotator: str
+    revision: tuple[int, int, int, str | None]
+    statuses: dict[str, QueueStatus]  # in working order (video id)
+    values: dict[str, dict[str, str]]  # the annotator's current values, per video
+
+    @classmethod
+    def build(cls, store: AnnotationStore, annotator: str) -> AnnotatorQueue:
+        """Read the whole store. The revision is read first: a write landing meanwhile is then
+        re-read by the next refresh, never missed."""
+        revision = store.revision()
+        mine, others = _human_values(store.current_decisions(), annotator)
+        marks = store.marks()
+        manual = _manual_keys(store)
+        statuses = {
+            video: _status(
+                mine.get(video, {}),
+                others.get(video, []),
+                bool(marks.get((video, annotator), {}).get("flag")),
+                manual,
+            )
+            for video in store.video_ids()
+        }
+        return cls(annotator, revision, statuses, mine)
+
+    def refresh(self, store: AnnotationStore, video_ids: list[str]) -> AnnotatorQueue:
+        """This queue as the store stands now; ``video_ids`` is ``store.video_ids()``. A new
+        or removed video, or many changed ones, rebuild it whole."""
+        revision = store.revision()
+        if list(self.statuses) != video_ids:
+            return AnnotatorQueue.build(store, self.annotator)
+        if revision == self.revision:
+            return self
+        changed = store.videos_changed_since(self.revision)
+        if len(changed) > REFRESH_LIMIT:
+            return AnnotatorQueue.build(store, self.annotator)
+        statuses, values = dict(self.statuses), dict(self.values)
+        manual = _manual_keys(store)
+        for video in changed:
+            mine, others = _human_values(store.current_decisions(video_id=video), self.annotator)
+            mark = store.marks(video_id=video).get((video, self.annotator), {})
+            statuses[video] = _status(
+                mine.get(video, {}), others.get(video, []), bool(mark.get("flag")), manual
+            )
+            values.pop(video, None)
+            if video in mine:
+                values[video] = mine[video]
+        return AnnotatorQueue(self.annotator, revision, statuses, values)
+
+    @property
+    def queue(self) -> list[tuple[str, QueueStatus]]:
+        """As :func:`video_queue` returns it."""
+        return list(self.statuses.items())
 
 
 def pending_events(events: object) -> list[dict]:

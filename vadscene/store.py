@@ -1207,6 +1207,19 @@ class AnnotationStore:
             "(SELECT COUNT(*) FROM measurements), (SELECT MAX(measured_at) FROM measurements)"
         )[0]
 
+    def videos_changed_since(self, revision: tuple[int, int, int, str | None]) -> set[str]:
+        """Videos with a decision or mark appended after ``revision`` (from :meth:`revision`).
+
+        Both logs are append-only with ever-growing ids, so this is a range scan of the rows
+        written since, whoever wrote them (this page, another tab, the CLI, an import)."""
+        decision_id, mark_id = revision[0], revision[1]
+        rows = self._read(
+            "SELECT video_id FROM decisions WHERE decision_id > ? "
+            "UNION SELECT video_id FROM marks WHERE mark_id > ?",
+            (decision_id, mark_id),
+        )
+        return {row[0] for row in rows}
+
     def integrity_check(self) -> str:
         return self._read("PRAGMA integrity_check")[0][0]
 

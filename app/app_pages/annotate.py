@@ -15,10 +15,10 @@ from components.remember import remembered_annotator
 
 from vadscene.annotation import (
     Ack,
+    AnnotatorQueue,
     factor_states,
     handle_events,
     next_incomplete,
-    video_queue,
 )
 from vadscene.catalogue import AMBIGUOUS
 from vadscene.records import AUTO_ANNOTATOR
@@ -126,13 +126,13 @@ if video_id not in index:
 if video_id not in index:
     video_id = next_incomplete(store, annotator, None) or videos[0]
 
-revision = store.revision()
-cached = st.session_state.get("annotate_queue")
-if cached is None or cached[0] != (annotator, revision):
-    cached = ((annotator, revision), video_queue(store, annotator))
-    st.session_state.annotate_queue = cached
-queue = cached[1]
-status = dict(queue)
+# Kept per session and refreshed, not rebuilt: a key changes one video's status.
+held = st.session_state.get("annotate_queue")
+if held is None or held.annotator != annotator:
+    held = AnnotatorQueue.build(store, annotator)
+held = held.refresh(store, videos)
+st.session_state.annotate_queue = held
+queue = held.queue
 
 # The data of the videos n, p and i lead to, so the surface can switch without waiting.
 position = index[video_id]
@@ -182,7 +182,6 @@ annotate_surface(
         "failure": ledger.failure,
         "notices": ledger.notices,
         "queue": queue,
-        "queueRevision": str(revision),
         "factors": [
             {
                 "key": f.key,
@@ -211,8 +210,9 @@ with st.sidebar.expander("Keyboard", expanded=True):
     st.markdown("\n".join(f"- `{keys}` {what}" for keys, what in KEY_HELP))
 with st.sidebar.expander("Your support so far"):
     counts: dict[tuple[str, str], int] = {}
-    for (_video, factor_key), value in store.current_values(annotator).items():
-        counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
+    for values in held.values.values():
+        for factor_key, value in values.items():
+            counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
     st.markdown(
         "\n".join(
             f"- **{f.key}**: "

@@ -555,12 +555,23 @@ export default function (component) {
     $(".vs-queue-title").textContent =
       `Queue · ${done} of ${s.queue.length} complete · ${entry ? entry.status : ""}`;
     const list = $(".vs-queue");
-    if (list.dataset.revision !== data.queueRevision || list.dataset.current !== id) {
-      list.dataset.revision = data.queueRevision;
-      list.dataset.current = id;
+    const rowClass = (q) => `vs-q-${q.status}${q.id === id ? " vs-here" : ""}`;
+    const ids = s.queue.map((q) => q.id).join("\n");
+    if (list.vsIds !== ids) {
+      list.vsIds = ids;
       list.innerHTML = s.queue.map((q) => (
-        `<li data-video="${escapeHtml(q.id)}" class="vs-q-${q.status}${q.id === id ? " vs-here" : ""}">`
+        `<li data-video="${escapeHtml(q.id)}" class="${rowClass(q)}">`
         + `${STATUS_MARK[q.status]} ${escapeHtml(q.id)}</li>`)).join("");
+    } else {
+      // A key changes one video's status and a move changes the current row: rewriting
+      // thousands of rows after every confirmation would cost more than the rerun itself.
+      s.queue.forEach((q, i) => {
+        const row = list.children[i];
+        if (row.className !== rowClass(q)) {
+          row.className = rowClass(q);
+          row.textContent = `${STATUS_MARK[q.status]} ${q.id}`;
+        }
+      });
     }
     showNote();
     showBar();

@@ -1,0 +1,127 @@
+"""The Annotate page's queue kept current by :meth:`vadscene.annotation.AnnotatorQueue.refresh`
+(re-reading only the videos written since) must equal a full recomputation after every kind of
+write, from this page or from anywhere else."""
+
+from __future__ import annotations
+
+from conftest import ABUSE, ARSON, NORMAL, ROAD
+
+from vadscene.annotation import AnnotatorQueue, handle_events, video_queue
+from vadscene.records import AUTO_ANNOTATOR
+from vadscene.store import AnnotationStore
+from vadscene.workspace import Workspace
+
+WHO = "dana"
+
+
+def _recomputed(store: AnnotationStore) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Statuses and dana's values from the whole store, the rule restated here: flagged; else
+    incomplete while a manual factor lacks a value; else disagreement when another person's
+    current value differs from dana's on a factor she decided; else complete."""
+    manual = {f.key for f in store.catalogue.factors if f.source == "manual"}
+    mine: dict[str, dict[str, str]] = {}
+    for (video, factor), value in store.current_values(WHO).items():
+        mine.setdefault(video, {})[factor] = value
+    statuses = {}
+    for video in store.video_ids():
+        values = mine.get(video, {})
+        people = [
+            d
+            for d in store.current_decisions(video_id=video)
+            if d.annotator not in (WHO, AUTO_ANNOTATOR) and d.value is not None
+        ]
+        if store.marks(video_id=video).get((video, WHO), {}).get("flag"):
+            statuses[video] = "flagged"
+        elif not all(factor in values for factor in manual):
+            statuses[video] = "incomplete"
+        elif any(d.factor in values and values[d.factor] != d.value for d in people):
+            statuses[video] = "disagreement"
+        else:
+            statuses[video] = "complete"
+    return statuses, mine
+
+
+def _check(held: AnnotatorQueue, store: AnnotationStore) -> AnnotatorQueue:
+    held = held.refresh(store, store.video_ids())
+    statuses, values = _recomputed(store)
+    assert dict(held.queue) == statuses
+    assert held.queue == video_queue(store, WHO)
+    assert held.values == values
+    return held
+
+
+def test_a_refreshed_queue_equals_a_full_recomputation_after_every_write(
+    annotated: Workspace,
+) -> None:
+    store = annotated.store
+    manual = [f for f in store.catalogue.factors if f.source == "manual"]
+    held = AnnotatorQueue.build(store, WHO)
+    assert set(dict(held.queue).values()) == {"incomplete"}
+
+    # the page's own keys complete ABUSE, each value other than ana's: a disagreement
+    ana = {
+        d.factor: d.value for d in store.current_decisions(video_id=ABUSE) if d.annotator == "ana"
+    }
+    events = [
+        {"page": "p", "seq": i, "action": "decide", "video": ABUSE, "factor": f.key}
+        | {"value": next(v for v in f.values if v != ana.get(f.key))}
+        for i, f in enumerate(manual, start=1)
+    ]
+    outcomes, _last = handle_events(store, WHO, events, last=None)
+    assert [o.status for o in outcomes] == ["recorded"] * len(manual)
+    held = _check(held, store)
+    assert dict(held.queue)[ABUSE] == "disagreement"
+
+    # complete ROAD the same way, then undo its last decision: incomplete again
+    for f in manual:
+        store.record_decision(ROAD, f.key, f.values[0], annotator=WHO)
+    held = _check(held, store)
+    assert dict(held.queue)[ROAD] == "complete"
+    store.undo_last(WHO)
+    held = _check(held, store)
+    assert dict(held.queue)[ROAD] == "incomplete"
+
+    # another writer (a second connection: another tab, the CLI) disagrees, then agrees
+    with Workspace.open(annotated.root) as elsewhere:
+        elsewhere.store.record_decision(ROAD, manual[-1].key, manual[-1].values[0], annotator=WHO)
+        elsewhere.store.record_decision(ROAD, manual[0].key, manual[0].values[1], annotator="eve")
+    held = _check(held, store)
+    assert dict(held.queue)[ROAD] == "disagreement"
+    store.record_decision(ROAD, manual[0].key, manual[0].values[0], annotator="eve")
+    held = _check(held, store)
+    assert dict(held.queue)[ROAD] == "complete"
+
+    # a flag and its removal; a cleared value
+    store.set_mark(NORMAL, "flag", True, annotator=WHO)
+    held = _check(held, store)
+    assert dict(held.queue)[NORMAL] == "flagged"
+    store.set_mark(NORMAL, "flag", False, annotator=WHO)
+    store.record_decision(ROAD, manual[0].key, None, annotator=WHO)
+    held = _check(held, store)
+    assert dict(held.queue)[NORMAL] == "incomplete"
+    assert dict(held.queue)[ROAD] == "incomplete"
+
+    # a new measurement changes the revision, not the queue
+    before = held.queue
+    measured = store.measurements()[ARSON]["sharpness"]
+    store.record_measurement(ARSON, "sharpness", measured.model_copy(update={"value": 99.0}))
+    held = _check(held, store)
+    assert held.queue == before
+
+
+def test_a_new_video_enters_the_refreshed_queue(annotated: Workspace) -> None:
+    store = annotated.store
+    held = AnnotatorQueue.build(store, WHO)
+    source = store.video(ABUSE)
+    newcomer = "Abuse999_x264"
+    store.register_videos(
+        [source.model_copy(update={"video_id": newcomer, "path": f"{newcomer}.mp4"})]
+    )
+    held = _check(held, store)
+    assert dict(held.queue)[newcomer] == "incomplete"
+
+
+def test_an_unchanged_store_keeps_the_queue(annotated: Workspace) -> None:
+    store = annotated.store
+    held = AnnotatorQueue.build(store, WHO)
+    assert held.refresh(store, store.video_ids()) is held
