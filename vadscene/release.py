@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from vadscene import __version__, jsonio, release_diff, release_tables
 from vadscene.catalogue import AMBIGUOUS, Catalogue
-from vadscene.errors import ReleaseError, validation_problems
+from vadscene.errors import ReleaseError, parse_failure, validation_problems
 from vadscene.files import replace_together
 from vadscene.records import (
     AUTO_ANNOTATOR,
@@ -251,8 +251,10 @@ def parse_release(data: Any, *, origin: str = "release") -> Release:
             raise ReleaseError(
                 f"{origin}: invalid release",
                 [
-                    f"$.schema_version: unsupported release schema version {version!r} "
-                    f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"
+                    "$.schema_version: unsupported release schema version "
+                    # a version number is shown; any other value may be text from any file
+                    + (f"{version} " if type(version) is int else "")
+                    + f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"
                 ],
             )
     try:
@@ -273,7 +275,7 @@ def read_release(path: Path | str) -> Release:
     try:
         data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
+        raise ReleaseError(f"{path}: not valid JSON ({parse_failure(exc)})") from None
     except RecursionError:
         raise ReleaseError(
             f"{path}: JSON nested too deeply to read (a release is at most a few levels deep)"

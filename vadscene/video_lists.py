@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from vadscene.errors import VadsceneError
+from vadscene.errors import VadsceneError, parse_failure
 
 _CROP_SUFFIX = re.compile(r"__\d+$")
 _FEATURE_SUFFIX = re.compile(r"_i3d$", re.IGNORECASE)
@@ -81,7 +81,7 @@ def read_video_list(path: Path | str) -> list[str]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
-        raise VadsceneError(f"{path}: not a text file ({exc})") from None
+        raise VadsceneError(f"{path}: not a text file ({parse_failure(exc)})") from None
     entries = [
         (number, line)
         for number, line in enumerate(lines, 1)

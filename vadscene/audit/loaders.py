@@ -81,7 +81,7 @@ from vadscene.audit.inputs import (
     refuse_beyond_memory,
     require_finite,
 )
-from vadscene.errors import VadsceneError
+from vadscene.errors import VadsceneError, parse_failure
 from vadscene.video_lists import (
     category_from_video_id,
     distinct_video_ids,
@@ -174,16 +174,16 @@ def load_frame_counts(path: Path | str) -> dict[str, int]:
                 continue
             raise AuditInputError(
                 f"{path}:{number}: expected '<video> <frames>' (or '@', ',' or tab as "
-                f"separator), got {text!r}"
+                f"separator): {len(fields)} field(s), the last not an integer"
             )
         header_allowed = False
         video, frames = video_id_from_entry(fields[0]), int(fields[1])
         if frames <= 0:
-            raise AuditInputError(f"{path}:{number}: video {video}: frame count {frames} <= 0")
+            raise AuditInputError(f"{path}:{number}: frame count {frames} <= 0; expected >= 1")
         if video in counts:
             raise AuditInputError(
-                f"{path}:{number}: video {video} is listed twice (first on line "
-                f"{first_line[video]})"
+                f"{path}:{number}: the video of this line is listed twice (first on line "
+                f"{first_line[video]}); expected each video once"
             )
         counts[video], first_line[video] = frames, number
     if not counts:
@@ -531,43 +531,44 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
             expected = layouts[(first.frames is not None, first.category is not None)]
             if layout != expected:
                 raise AuditInputError(
-                    f"{path}:{number}: video {video}: line has layout '{layout}' but line "
-                    f"{first.number} has '{expected}'"
+                    f"{path}:{number}: line has layout '{layout}' but line "
+                    f"{first.number} has '{expected}'; expected one layout throughout"
                 )
         bad = [token for token in rest if not _INTEGER.fullmatch(token)]
         if bad:
             raise AuditInputError(
-                f"{path}:{number}: video {video}: interval bounds must be integers, got {bad[0]!r}"
+                f"{path}:{number}: expected integer interval bounds after the name; "
+                f"{len(bad)} of the {len(rest)} fields there are not integers"
             )
         numbers = [int(token) for token in rest]
         if len(numbers) % 2:
             raise AuditInputError(
-                f"{path}:{number}: video {video}: {len(numbers)} interval numbers, expected "
+                f"{path}:{number}: {len(numbers)} interval numbers, expected "
                 "start/end pairs (an even number)"
             )
         if frames is not None and frames <= 0:
-            raise AuditInputError(f"{path}:{number}: video {video}: frame count {frames} <= 0")
+            raise AuditInputError(f"{path}:{number}: frame count {frames} <= 0; expected >= 1")
         intervals = []
         for start, end in zip(numbers[::2], numbers[1::2], strict=True):
             if (start, end) == (-1, -1):
                 continue
             if start < 0 or end < start:
                 raise AuditInputError(
-                    f"{path}:{number}: video {video}: invalid interval [{start}, {end}] "
+                    f"{path}:{number}: invalid interval [{start}, {end}] "
                     "(negative, or start after end; -1 -1 means no interval)"
                 )
             intervals.append((start, end))
         if video in seen:
             first, spelling = seen[video]
             spellings = (
-                f": {spelling} and {tokens[0]} are one id (ids drop folders, extensions and a "
-                "trailing __N crop index); give each video once, under distinct names"
+                ": the two names are one id (ids drop folders, extensions and a trailing __N "
+                "crop index)"
                 if spelling != tokens[0]
                 else ""
             )
             raise AuditInputError(
-                f"{path}:{number}: video {video} is listed twice (first on line {first})"
-                + spellings
+                f"{path}:{number}: the video of this line is listed twice (first on line "
+                f"{first}){spellings}; expected each video once, under distinct names"
             )
         seen[video] = number, tokens[0]
         parsed.append(_Line(number, video, frames, category, intervals))
@@ -649,7 +650,7 @@ def _read_json(path: Path) -> _Parts:
     try:
         data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AuditInputError(f"{path}: not a valid JSON file ({exc})") from None
+        raise AuditInputError(f"{path}: not a valid JSON file ({parse_failure(exc)})") from None
     if not isinstance(data, dict):
         raise AuditInputError(
             f'{path}: expected {{"<video>": {{"num_frames": n, "labels": [...]}}, ...}}'
@@ -892,14 +893,19 @@ def _read_text_lines(path: Path, what: str) -> list[str]:
     try:
         return path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
-        raise AuditInputError(f"{path}: {what} is not UTF-8 text ({exc})") from None
+        raise AuditInputError(
+            f"{path}: {what} is not UTF-8 text (undecodable byte at offset {exc.start})"
+        ) from None
 
 
 def _load_npy(file: Path) -> np.ndarray:
     try:
         return np.load(file, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise AuditInputError(f"{file}: cannot read as a numeric .npy array ({exc})") from None
+        raise AuditInputError(
+            f"{file}: cannot read as a numeric .npy array ({type(exc).__name__}); expected a "
+            "file written by numpy.save"
+        ) from None
 
 
 def _read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -910,12 +916,12 @@ def _read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
         else:
             table = pd.read_csv(path, sep=separator, dtype={"video": str})
     except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise AuditInputError(f"{path}: cannot read the table ({exc})") from None
+        raise AuditInputError(f"{path}: cannot read the table ({parse_failure(exc)})") from None
     absent = [column for column in required if column not in table.columns]
     if absent:
         raise AuditInputError(
-            f"{path}: missing column(s) {', '.join(absent)}; found "
-            f"{', '.join(map(str, table.columns))}"
+            f"{path}: missing column(s) {', '.join(absent)}; expected columns "
+            f"{', '.join(required)} (the header has {len(table.columns)} column(s))"
         )
     if table.empty:
         raise AuditInputError(f"{path}: the table has no rows")
