@@ -162,7 +162,10 @@ def _read_definition_folder(
         ]
     names = list(definitions)
     if len(set(names)) != len(names) or not names:
-        raise AuditInputError(f"{path}: definitions must be unique and non-empty, got {names}")
+        raise AuditInputError(
+            f"{path}: definitions must be unique and non-empty; got {len(names)} names, "
+            f"{len(set(names))} distinct"
+        )
     files = sorted(path.glob("*.npy"))
     if not files:
         raise AuditInputError(f"{path}: no .npy definition score files in the folder")
@@ -176,8 +179,8 @@ def _read_definition_folder(
             array = array[:, None]
         if array.ndim != 2 or array.shape[1] != len(names):
             raise AuditInputError(
-                f"{file}: video {video}: expected scores of shape (T, {len(names)}) for the "
-                f"definitions {names}, got {array.shape}"
+                f"{file}: video {video}: expected scores of shape (T, {len(names)}), one column "
+                f"per definition, got {array.shape}"
             )
         array = numeric_scores(array, f"{file}: video {video}")
         for j, definition in enumerate(names):

@@ -657,13 +657,16 @@ def _read_json(path: Path) -> _Parts:
         )
     videos: list[str] = []
     labels: list[np.ndarray] = []
-    for key, entry in data.items():
+    for position, (key, entry) in enumerate(data.items(), 1):
+        if not isinstance(entry, dict) or not {"num_frames", "labels"} <= entry.keys():
+            # the key is not shown: a file that is no ground truth has no video names
+            raise AuditInputError(
+                f'{path}: entry {position}: expected {{"num_frames": n, "labels": [...]}}'
+            )
         video = video_id_from_entry(key)
         where = f"{path}: video {video}"
         if video in videos:
             raise AuditInputError(f"{where} appears twice")
-        if not isinstance(entry, dict) or not {"num_frames", "labels"} <= entry.keys():
-            raise AuditInputError(f'{where}: expected {{"num_frames": n, "labels": [...]}}')
         frames, values = entry["num_frames"], entry["labels"]
         if isinstance(frames, bool) or not isinstance(frames, int) or not isinstance(values, list):
             raise AuditInputError(f"{where}: num_frames must be an integer and labels a list")
@@ -701,7 +704,7 @@ def _read_label_table(path: Path) -> _Parts:
         values = pd.unique(column[video_rows])
         if len(values) != 1:
             raise AuditInputError(
-                f"{path}: video {video}: several categories {sorted(values)[:5]}; the "
+                f"{path}: video {video}: {len(values)} different categories; the "
                 "category must be constant per video"
             )
         categories.append(str(values[0]))
@@ -946,10 +949,12 @@ def _group_rows(
     raw_ids = pd.Series([video_id_from_entry(name) for name in raw_names])
     if raw_ids.duplicated().any():
         video = raw_ids[raw_ids.duplicated()].iloc[0]
-        spellings = [str(raw_names[i]) for i in np.flatnonzero(raw_ids == video)]
+        spellings = np.flatnonzero(raw_ids == video)
+        first_rows = [int(np.flatnonzero(raw_codes == i)[0]) + 1 for i in spellings[:5]]
         raise AuditInputError(
-            f"{path}: video {video} appears under several names ({', '.join(spellings[:5])}); "
-            "one row per video and frame is expected (average the crops first)"
+            f"{path}: one video appears under {len(spellings)} names (first on data rows "
+            f"{', '.join(map(str, first_rows))}; ids drop folders, extensions and a trailing __N "
+            "crop index); one row per video and frame is expected (average the crops first)"
         )
     codes, videos = raw_codes, raw_ids.to_numpy()
     if indexed_by is None:
