@@ -429,7 +429,8 @@ def test_two_listed_videos_that_lose_their_crop_suffix_to_one_id_are_an_error(
     with pytest.raises(VadsceneError) as error:
         read_video_list(listing)
     assert str(error.value).startswith(
-        f"{listing}: lines 1 and 2 (Clip__1.mp4, Clip__2.mp4) both name video Clip"
+        f"{listing}: lines 1 and 2 name one video (ids drop folders and extensions; a trailing "
+        "__N is a crop index"
     )
 
 
@@ -441,8 +442,7 @@ def test_a_video_order_sequence_that_collapses_two_names_is_an_error(tmp_path: P
     with pytest.raises(AuditInputError) as error:
         load_scores(scores, ground_truth, name="m", video_order=order)
     assert str(error.value).startswith(
-        f"{scores}: video order: entries 1 and 2 (Abuse001__1, Abuse001__2) both name video "
-        "Abuse001"
+        f"{scores}: video order: entries 1 and 2 name one video (ids drop folders and extensions"
     )
 
 

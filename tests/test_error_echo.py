@@ -25,6 +25,7 @@ from vadscene.catalogue import load_catalogue
 from vadscene.errors import VadsceneError
 from vadscene.release import read_release
 from vadscene.release_tables import read_label_table
+from vadscene.video_lists import read_video_list
 
 SECRET = "s3cr3tT0ken"
 
@@ -128,6 +129,14 @@ CASES = [
         lambda path: load_ground_truth(path, format="table"),
         lambda path, tmp: _audit(tmp, "--gt", str(path)),
         "must be constant per video",
+    ),
+    Case(
+        "video_list_passwd_paths",
+        "order.txt",
+        f"/home/{SECRET}/bin/bash\n/usr/{SECRET}/bash\n",
+        read_video_list,
+        None,
+        "lines 1 and 2 name one video",
     ),
     Case(
         "scores_secret_csv_header",
