@@ -249,7 +249,12 @@ BAD_UPLOADS = {
     # file name → (rows written, text the error must contain)
     "no_score_column.csv": (
         lambda truth, scores: truth[["video", "frame"]].assign(prob=scores),
-        ["no_score_column.csv", "missing column(s) score", "found video, frame, prob"],
+        [
+            "no_score_column.csv",
+            "missing column(s) score",
+            "expected columns video",
+            "the header has 3 column(s)",
+        ],
     ),
     "stray_video.csv": (
         lambda truth, scores: pd.concat(

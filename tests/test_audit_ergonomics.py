@@ -129,7 +129,9 @@ def test_models_json_rejects_a_non_integer_snippet_repeat(tmp_path: Path) -> Non
 
     path = tmp_path / "models.json"
     path.write_text(json.dumps([{"name": "m", "path": "s", "snippet_repeat": "16"}]))
-    with pytest.raises(AuditInputError, match="model 'm': snippet_repeat must be an integer"):
+    with pytest.raises(
+        AuditInputError, match="model 1: snippet_repeat must be an integer, got a str"
+    ):
         read_model_list(path)
 
 

@@ -117,9 +117,9 @@ def test_load_frame_counts_formats(tmp_path: Path, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("a@1\nb@0\n", ["counts.txt:2", "video b", "0"]),
-        ("a@1\na@2\n", ["counts.txt:2", "video a", "listed twice", "line 1"]),
-        ("a@1\nb@x\n", ["counts.txt:2", "b@x"]),
+        ("a@1\nb@0\n", ["counts.txt:2", "frame count 0", "expected >= 1"]),
+        ("a@1\na@2\n", ["counts.txt:2", "listed twice", "line 1", "expected each video once"]),
+        ("a@1\nb@x\n", ["counts.txt:2", "expected '<video> <frames>'", "not an integer"]),
         ("# only a comment\n", ["counts.txt", "no video"]),
     ],
 )
@@ -241,20 +241,28 @@ def test_ucf_crime_format_argument_and_detection(tmp_path: Path) -> None:
             {},
             ["gt.txt:2", "Abuse001_x264", "[10, 11]", "10 frames"],
         ),
-        ("Abuse001_x264 10 Abuse 5 2\n", {}, ["gt.txt:1", "Abuse001_x264", "[5, 2]"]),
-        ("Abuse001_x264 10 Abuse -3 2\n", {}, ["gt.txt:1", "Abuse001_x264", "[-3, 2]"]),
-        ("Abuse001_x264 10 Abuse 2 5 7\n", {}, ["gt.txt:1", "Abuse001_x264", "3 interval numbers"]),
-        ("Abuse001_x264 10 Abuse 2 x5\n", {}, ["gt.txt:1", "Abuse001_x264", "'x5'"]),
-        ("Abuse001_x264 0 Abuse -1 -1\n", {}, ["gt.txt:1", "Abuse001_x264", "frame count 0"]),
+        ("Abuse001_x264 10 Abuse 5 2\n", {}, ["gt.txt:1", "invalid interval [5, 2]"]),
+        ("Abuse001_x264 10 Abuse -3 2\n", {}, ["gt.txt:1", "invalid interval [-3, 2]"]),
+        (
+            "Abuse001_x264 10 Abuse 2 5 7\n",
+            {},
+            ["gt.txt:1", "3 interval numbers", "expected start/end pairs"],
+        ),
+        (
+            "Abuse001_x264 10 Abuse 2 x5\n",
+            {},
+            ["gt.txt:1", "expected integer interval bounds", "1 of the 2 fields"],
+        ),
+        ("Abuse001_x264 0 Abuse -1 -1\n", {}, ["gt.txt:1", "frame count 0", "expected >= 1"]),
         (
             "A/Abuse001_x264.mp4 10 Abuse 2 5\nB/Abuse001_x264.mp4 10 Abuse 2 5\n",
             {},
-            ["gt.txt:2", "Abuse001_x264", "listed twice", "line 1"],
+            ["gt.txt:2", "listed twice", "line 1", "the two names are one id"],
         ),
         (
             "Abuse001_x264 10 Abuse 2 5\nArson002_x264 Arson 0 3\n",
             {},
-            ["gt.txt:2", "Arson002_x264", "name category intervals", "line 1"],
+            ["gt.txt:2", "name category intervals", "line 1", "one layout"],
         ),
         ("Abuse001_x264 Abuse 2 5\n", {}, ["gt.txt", "no frame-count column", "frame_counts"]),
         (
@@ -339,7 +347,7 @@ def test_json(tmp_path: Path) -> None:
     [
         ({"num_frames": 4, "labels": [0, 1, 0]}, ["gt.json", "video 01_0014", "4", "3 values"]),
         ({"num_frames": 2, "labels": [0, 3]}, ["gt.json", "video 01_0014", "got 3.0 at frame 1"]),
-        ({"labels": [0, 1]}, ["gt.json", "video 01_0014", "num_frames"]),
+        ({"labels": [0, 1]}, ["gt.json", "entry 1", 'expected {"num_frames": n']),
     ],
 )
 def test_json_errors(tmp_path: Path, entry: dict, expected: list[str]) -> None:
@@ -393,7 +401,7 @@ def test_table_errors(tmp_path: Path) -> None:
     changed = table.copy()
     changed.loc[changed.index[changed["video"].str.contains("Abuse")][0], "category"] = "X"
     changed.to_csv(path, index=False)
-    with raises(["gt.csv", "video Abuse001_x264", "several categories"]):
+    with raises(["gt.csv", "video Abuse001_x264", "2 different categories", "constant"]):
         load_ground_truth(path)
     table.drop(columns="label").to_csv(path, index=False)
     with raises(["gt.csv", "missing column(s) label"]):
@@ -625,7 +633,7 @@ def test_scores_format_errors(small_gt: GroundTruth, tmp_path: Path) -> None:
         load_scores(folder, small_gt, name="m")
     table = pd.DataFrame({"video": ["Abuse001_x264__0", "Abuse001_x264__1"], "score": [0.1, 0.2]})
     table.to_csv(tmp_path / "crops.csv", index=False)
-    with raises(["crops.csv", "video Abuse001_x264", "several names", "Abuse001_x264__1"]):
+    with raises(["crops.csv", "under 2 names", "data rows 1, 2", "average the crops"]):
         load_scores(tmp_path / "crops.csv", small_gt, name="m")
     pd.DataFrame({"video": ["Abuse001_x264"], "score": ["high"]}).to_csv(
         tmp_path / "t.csv", index=False
@@ -635,7 +643,14 @@ def test_scores_format_errors(small_gt: GroundTruth, tmp_path: Path) -> None:
     pd.DataFrame({"video": ["Abuse001_x264"], "value": [1.0]}).to_csv(
         tmp_path / "v.csv", index=False
     )
-    with raises(["v.csv", "missing column(s) score", "found video, value"]):
+    with raises(
+        [
+            "v.csv",
+            "missing column(s) score",
+            "expected columns video, score",
+            "the header has 2 column(s)",
+        ]
+    ):
         load_scores(tmp_path / "v.csv", small_gt, name="m")
     np.save(tmp_path / "two_d.npy", np.zeros((small_gt.n_frames, 2)))
     with raises(["two_d.npy", "1-D", str((small_gt.n_frames, 2))]):

@@ -109,7 +109,7 @@ def _set(data: dict, index: int, **fields) -> None:
         ),
         (
             lambda d: _set(d, 3, source="clicked"),
-            ["factor 'elevation'", "source", "'manual' or 'auto'", "clicked"],
+            ["factor 'elevation'", "source", "'manual' or 'auto'", "(got a str)"],
         ),
         (lambda d: _set(d, 0, values=["color", AMBIGUOUS]), ["factor 'color'", "reserved"]),
         (lambda d: _set(d, 5, auto=None), ["factor 'motion'", "needs an 'auto' rule"]),

@@ -121,7 +121,10 @@ def test_cli_reads_a_label_table(demo: Path, tmp_path: Path) -> None:
             ["row 3: Abuse028_x264 has a second color value (first on row 2)"],
         ),
         ("video,colour\nAbuse028_x264,color\n", ["columns that are no factor: colour"]),
-        ("name,color\nAbuse028_x264,color\n", ["no video column", "columns: name, color"]),
+        (
+            "name,color\nAbuse028_x264,color\n",
+            ["no video column", "video_id or video", "the header has 2 column(s)"],
+        ),
         ("video,factor,value,note\na,color,color,x\n", ["unexpected: note"]),
         ("video,color\nAbuse028_x264,\n", ["the label table holds no value"]),
     ],

@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from vadscene import jsonio
-from vadscene.errors import CatalogueError, validation_problems
+from vadscene.errors import CatalogueError, parse_failure, validation_problems
 from vadscene.paths import default_catalogue_path
 
 AMBIGUOUS = "ambiguous"
@@ -112,7 +112,7 @@ class Factor(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Factor:
         if len(self.values) < 2:
-            raise ValueError(f"needs at least two values, got {list(self.values)}")
+            raise ValueError(f"needs at least two values, got {len(self.values)}")
         duplicates = sorted({v for v in self.values if self.values.count(v) > 1})
         if duplicates:
             raise ValueError(f"duplicate values {duplicates}")
@@ -213,7 +213,7 @@ def load_catalogue(path: Path | str | None = None) -> Catalogue:
         data = jsonio.loads(text) if path.suffix.lower() == ".json" else jsonio.load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise CatalogueError(
-            f"{path}: not valid {path.suffix.lstrip('.').upper()}: {exc}"
+            f"{path}: not valid {path.suffix.lstrip('.').upper()}: {parse_failure(exc)}"
         ) from None
     return parse_catalogue(data, origin=str(path))
 

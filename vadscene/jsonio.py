@@ -12,34 +12,68 @@ them as the file not being valid JSON or YAML, naming the file.
 from __future__ import annotations
 
 import json
+import json.scanner
 from typing import Any
 
 import yaml
 
-_SHOWN_KEYS = 8
-
 
 class DuplicateKeyError(json.JSONDecodeError):
-    """A key appears twice in one JSON object; ``key`` is that key."""
+    """A key appears twice in one JSON object; ``key`` is that key.
 
-    def __init__(self, key: str, keys: list[str]) -> None:
-        distinct = list(dict.fromkeys(keys))
-        shown = ", ".join(distinct[:_SHOWN_KEYS]) + (", …" if len(distinct) > _SHOWN_KEYS else "")
+    The message gives the line and column where the object starts but not the key: the file
+    may be any file a user can name, and its text stays out of messages.
+    """
+
+    def __init__(self, key: str, keys: list[str], lineno: int = 0, colno: int = 0) -> None:
+        where = f" (the object starting at line {lineno} column {colno})" if lineno else ""
         message = (
-            f'key "{key}" appears twice in one object (its keys: {shown}); each key may appear '
-            "once, since readers disagree on which value counts"
+            f"a key appears twice in one object{where}; each key may appear once, since "
+            "readers disagree on which value counts"
         )
-        ValueError.__init__(self, message)  # no position: the hook sees the object, not the text
-        self.msg, self.doc, self.pos, self.lineno, self.colno = message, "", 0, 0, 0
+        ValueError.__init__(self, message)
+        self.msg, self.doc, self.pos, self.lineno, self.colno = message, "", 0, lineno, colno
         self.key, self.keys = key, keys
 
-    def __reduce__(self) -> tuple[type[DuplicateKeyError], tuple[str, list[str]]]:
-        return (type(self), (self.key, self.keys))
+    def __reduce__(self) -> tuple[type[DuplicateKeyError], tuple[str, list[str], int, int]]:
+        return (type(self), (self.key, self.keys, self.lineno, self.colno))
 
 
 def loads(text: str | bytes) -> Any:
     """:func:`json.loads`, refusing a key repeated in one object (:class:`DuplicateKeyError`)."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKeyError:
+        return _LocatingDecoder().decode(text)  # fails again, now with the object's position
+
+
+class _LocatingDecoder(json.JSONDecoder):
+    """A decoder whose objects refuse a repeated key and say where that object starts.
+
+    The pairs hook sees the parsed pairs, not the text; wrapping the object parser gives the
+    position of the object's opening brace, which the error reports instead of the key. Only
+    the pure-Python scanner calls the wrapper, so it is used only once a duplicate is known.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(object_pairs_hook=_unique_keys)
+        parse = self.parse_object
+
+        def parse_located(s_and_end: tuple[str, int], *args: Any) -> Any:
+            try:
+                return parse(s_and_end, *args)
+            except DuplicateKeyError as exc:
+                if exc.lineno:  # an inner object already gave its position
+                    raise
+                text, brace = s_and_end[0], s_and_end[1] - 1
+                line = text.count("\n", 0, brace) + 1
+                column = brace - (text.rfind("\n", 0, brace) + 1) + 1
+                raise DuplicateKeyError(exc.key, exc.keys, line, column) from None
+
+        self.parse_object = parse_located
+        self.scan_once = json.scanner.py_make_scanner(self)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -65,7 +99,7 @@ class _StrictYamlLoader(yaml.SafeLoader):
                 continue  # unhashable: the base class says so
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f'key "{key}" appears twice in one mapping', key_node.start_mark
+                    None, None, "a key appears twice in one mapping", key_node.start_mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)

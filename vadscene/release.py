@@ -13,6 +13,7 @@ time.
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -24,7 +25,7 @@ from pydantic import ValidationError
 
 from vadscene import __version__, jsonio, release_diff, release_tables
 from vadscene.catalogue import AMBIGUOUS, Catalogue
-from vadscene.errors import ReleaseError, validation_problems
+from vadscene.errors import ReleaseError, parse_failure, validation_problems
 from vadscene.files import replace_together
 from vadscene.records import (
     AUTO_ANNOTATOR,
@@ -117,6 +118,7 @@ def build_release(
             f"{workspace.root}: annotator '{annotator}' has no decisions "
             f"(annotators: {', '.join(store.annotators()) or 'none yet'})"
         )
+    thresholds = _finite_thresholds(workspace)
     keep = {annotator, AUTO_ANNOTATOR} if annotator else None
     by_video: dict[str, dict[str, list[FactorDecision]]] = {}
     for d in store.current_decisions():
@@ -153,12 +155,33 @@ def build_release(
         selection=Selection(mode="annotator" if annotator else "consensus", annotator=annotator),
         catalogue=workspace.catalogue,
         annotators=_annotators(records),
-        thresholds=tuple(
-            AutoThreshold(factor=f, statistic=s, rule=r, thresholds=tuple(t), set_at=at)
-            for f, s, r, t, at in store.thresholds()
-        ),
+        thresholds=thresholds,
         videos=tuple(records),
         support=pole_support(workspace.catalogue, records),
+    )
+
+
+def _finite_thresholds(workspace: Workspace) -> tuple[AutoThreshold, ...]:
+    """The stored threshold rules, refusing a non-finite threshold with the command that fixes it.
+
+    Older versions accepted ``thresholds … --value nan``; such a row cannot be released (a
+    release's thresholds are finite numbers) and its poles are not meaningful, so export stops
+    and names the factor rather than dropping the rule from the release unnoticed.
+    """
+    stored = workspace.store.thresholds()
+    for factor, _statistic, _rule, values, _at in stored:
+        if not all(math.isfinite(v) for v in values):
+            auto = next((f.auto for f in workspace.catalogue.factors if f.key == factor), None)
+            rule = auto.rule if auto is not None and auto.rule != "explicit" else "median"
+            raise ReleaseError(
+                f"{workspace.store.path}: factor '{factor}' has a stored threshold that is not "
+                "a finite number (an older vadscene accepted --value nan); nothing was exported. "
+                f"Set its rule again, e.g. `vadscene thresholds {workspace.root} {factor} "
+                f"--rule {rule}` (or --rule explicit --value X), then export"
+            )
+    return tuple(
+        AutoThreshold(factor=f, statistic=s, rule=r, thresholds=tuple(t), set_at=at)
+        for f, s, r, t, at in stored
     )
 
 
@@ -251,8 +274,10 @@ def parse_release(data: Any, *, origin: str = "release") -> Release:
             raise ReleaseError(
                 f"{origin}: invalid release",
                 [
-                    f"$.schema_version: unsupported release schema version {version!r} "
-                    f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"
+                    "$.schema_version: unsupported release schema version "
+                    # a version number is shown; any other value may be text from any file
+                    + (f"{version} " if type(version) is int else "")
+                    + f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"
                 ],
             )
     try:
@@ -273,7 +298,7 @@ def read_release(path: Path | str) -> Release:
     try:
         data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReleaseError(f"{path}: not valid JSON ({exc})") from None
+        raise ReleaseError(f"{path}: not valid JSON ({parse_failure(exc)})") from None
     except RecursionError:
         raise ReleaseError(
             f"{path}: JSON nested too deeply to read (a release is at most a few levels deep)"

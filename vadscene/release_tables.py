@@ -24,7 +24,7 @@ from typing import Literal
 import pandas as pd
 
 from vadscene.catalogue import AMBIGUOUS, Catalogue
-from vadscene.errors import VadsceneError
+from vadscene.errors import VadsceneError, parse_failure
 from vadscene.records import Release
 from vadscene.video_lists import video_id_from_entry
 
@@ -141,7 +141,7 @@ def read_label_table(path: Path | str, catalogue: Catalogue) -> dict[str, dict[s
     if video_column is None:
         raise LabelTableError(
             f"{path}: no video column; expected one named {' or '.join(VIDEO_COLUMNS)} "
-            f"(columns: {', '.join(table.columns)})"
+            f"(the header has {len(table.columns)} column(s))"
         )
     table = table.map(lambda c: _unescape(c.strip()) if isinstance(c, str) else c)
     long = {"factor", "value"} <= set(table.columns)
@@ -202,7 +202,9 @@ def _read(path: Path) -> pd.DataFrame:
                 encoding="utf-8-sig",  # spreadsheets often save a byte-order mark
             )
     except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise LabelTableError(f"{path}: cannot read the label table ({exc})") from None
+        raise LabelTableError(
+            f"{path}: cannot read the label table ({parse_failure(exc)})"
+        ) from None
     raise LabelTableError(f"{path}: unsupported label table; expected .csv, .tsv or .parquet")
 
 

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from vadscene.errors import VadsceneError
+from vadscene.errors import VadsceneError, parse_failure
 
 _CROP_SUFFIX = re.compile(r"__\d+$")
 _FEATURE_SUFFIX = re.compile(r"_i3d$", re.IGNORECASE)
@@ -46,8 +46,9 @@ def distinct_video_ids(entries: Iterable[tuple[int, str]], unit: str = "lines") 
     that order (feature lists: ``Abuse028_x264__0.npy`` … ``__9.npy``; PEL4VAD writes crop 0
     without its suffix, ``Abuse028_x264.npy``, ``Abuse028_x264__1.npy`` …). Two other different
     entries with one id (``Clip__1`` and ``Clip__2``, ``a/Clip.mp4`` and ``b/Clip.mp4``) would
-    merge two videos silently: a :class:`VadsceneError` names both (``unit`` says what the
-    numbers count). Identical entries count once.
+    merge two videos silently: a :class:`VadsceneError` gives both numbers (``unit`` says what
+    the numbers count), not the entries, which may be text of any file. Identical entries
+    count once.
     """
     groups: dict[str, list[tuple[int, str]]] = {}
     for number, entry in entries:
@@ -55,14 +56,14 @@ def distinct_video_ids(entries: Iterable[tuple[int, str]], unit: str = "lines") 
         group = groups.setdefault(video_id_from_entry(text), [])
         if all(text != seen for _, seen in group):
             group.append((number, text))
-    for video, group in groups.items():
+    for group in groups.values():
         crops = [_CROP_SUFFIX.search(_stem(text)) for _, text in group]
         indices = [int(match.group()[2:]) if match else 0 for match in crops]  # PEL4VAD: no __0
         if len(group) > 1 and indices != list(range(len(group))):
-            (first, one), (second, other) = group[0], group[1]
-            raise VadsceneError(
-                f"{unit} {first} and {second} ({one}, {other}) both name video {video} (a "
-                "trailing __N is a crop index, and only a full set of crops __0, __1, … in "
+            (first, _), (second, _) = group[0], group[1]
+            raise VadsceneError(  # numbers only: the entries are the file's text
+                f"{unit} {first} and {second} name one video (ids drop folders and extensions; "
+                "a trailing __N is a crop index, and only a full set of crops __0, __1, … in "
                 "order is one video); rename the videos if they are distinct"
             )
     return list(groups)
@@ -81,7 +82,7 @@ def read_video_list(path: Path | str) -> list[str]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
-        raise VadsceneError(f"{path}: not a text file ({exc})") from None
+        raise VadsceneError(f"{path}: not a text file ({parse_failure(exc)})") from None
     entries = [
         (number, line)
         for number, line in enumerate(lines, 1)

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from vadscene import jsonio
 from vadscene.catalogue import Catalogue, load_catalogue
-from vadscene.errors import WorkspaceError, validation_problems
+from vadscene.errors import WorkspaceError, parse_failure, validation_problems
 from vadscene.files import atomic_write
 from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
@@ -288,7 +288,7 @@ class Workspace:
         try:
             data = jsonio.load_yaml(config_path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
-            raise WorkspaceError(f"{config_path}: not valid YAML: {exc}") from None
+            raise WorkspaceError(f"{config_path}: not valid YAML: {parse_failure(exc)}") from None
         try:
             config = WorkspaceConfig.model_validate(data)
         except ValidationError as exc:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from vadscene import jsonio
 from vadscene.audit.bootstrap import percentile_interval
 from vadscene.audit.inputs import AuditInputError, GroundTruth, numeric_scores
 from vadscene.audit.loaders import (
@@ -48,6 +49,7 @@ from vadscene.audit.loaders import (
 )
 from vadscene.audit.metrics import ratio_or_nan
 from vadscene.audit.pairs import FrameRuns, pair_counts_of_runs
+from vadscene.errors import parse_failure
 from vadscene.video_lists import video_id_from_entry
 
 PROBES: tuple[str, ...] = ("D@5", "D@5N", "D@5X", "DC-Disc", "DC-DetΔ", "DC-SelΔ")
@@ -163,7 +165,10 @@ def _read_definition_folder(
         ]
     names = list(definitions)
     if len(set(names)) != len(names) or not names:
-        raise AuditInputError(f"{path}: definitions must be unique and non-empty, got {names}")
+        raise AuditInputError(
+            f"{path}: definitions must be unique and non-empty; got {len(names)} names, "
+            f"{len(set(names))} distinct"
+        )
     files = sorted(path.glob("*.npy"))
     if not files:
         raise AuditInputError(f"{path}: no .npy definition score files in the folder")
@@ -177,8 +182,8 @@ def _read_definition_folder(
             array = array[:, None]
         if array.ndim != 2 or array.shape[1] != len(names):
             raise AuditInputError(
-                f"{file}: video {video}: expected scores of shape (T, {len(names)}) for the "
-                f"definitions {names}, got {array.shape}"
+                f"{file}: video {video}: expected scores of shape (T, {len(names)}), one column "
+                f"per definition, got {array.shape}"
             )
         array = numeric_scores(array, f"{file}: video {video}")
         for j, definition in enumerate(names):
@@ -338,16 +343,24 @@ def load_queries(path: Path | str) -> list[Query]:
     """Queried target sets from a JSON list of ``{"definition": id, "classes": [..]}``."""
     path = Path(path)
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
+        entries = jsonio.loads(path.read_text(encoding="utf-8"))
         queries = [
             Query(str(e["definition"]), frozenset(map(str, e["classes"])), str(path))
             for e in entries
         ]
     except FileNotFoundError:
         raise AuditInputError(f"{path}: queries file not found") from None
-    except (json.JSONDecodeError, TypeError, KeyError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AuditInputError(f"{path}: not valid JSON ({parse_failure(exc)})") from None
+    except KeyError as exc:
         raise AuditInputError(
-            f"{path}: expected a JSON list of {{definition, classes}} objects ({exc!r})"
+            f"{path}: expected a JSON list of {{definition, classes}} objects (an entry has no "
+            f"{exc.args[0]!r})"
+        ) from None
+    except TypeError:
+        raise AuditInputError(
+            f"{path}: expected a JSON list of {{definition, classes}} objects (an entry or "
+            "value has the wrong type)"
         ) from None
     empty = [q.definition for q in queries if not q.classes]
     if not queries or empty:

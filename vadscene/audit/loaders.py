@@ -81,7 +81,7 @@ from vadscene.audit.inputs import (
     refuse_beyond_memory,
     require_finite,
 )
-from vadscene.errors import VadsceneError
+from vadscene.errors import VadsceneError, parse_failure
 from vadscene.video_lists import (
     category_from_video_id,
     distinct_video_ids,
@@ -174,16 +174,16 @@ def load_frame_counts(path: Path | str) -> dict[str, int]:
                 continue
             raise AuditInputError(
                 f"{path}:{number}: expected '<video> <frames>' (or '@', ',' or tab as "
-                f"separator), got {text!r}"
+                f"separator): {len(fields)} field(s), the last not an integer"
             )
         header_allowed = False
         video, frames = video_id_from_entry(fields[0]), int(fields[1])
         if frames <= 0:
-            raise AuditInputError(f"{path}:{number}: video {video}: frame count {frames} <= 0")
+            raise AuditInputError(f"{path}:{number}: frame count {frames} <= 0; expected >= 1")
         if video in counts:
             raise AuditInputError(
-                f"{path}:{number}: video {video} is listed twice (first on line "
-                f"{first_line[video]})"
+                f"{path}:{number}: the video of this line is listed twice (first on line "
+                f"{first_line[video]}); expected each video once"
             )
         counts[video], first_line[video] = frames, number
     if not counts:
@@ -531,43 +531,44 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
             expected = layouts[(first.frames is not None, first.category is not None)]
             if layout != expected:
                 raise AuditInputError(
-                    f"{path}:{number}: video {video}: line has layout '{layout}' but line "
-                    f"{first.number} has '{expected}'"
+                    f"{path}:{number}: line has layout '{layout}' but line "
+                    f"{first.number} has '{expected}'; expected one layout throughout"
                 )
         bad = [token for token in rest if not _INTEGER.fullmatch(token)]
         if bad:
             raise AuditInputError(
-                f"{path}:{number}: video {video}: interval bounds must be integers, got {bad[0]!r}"
+                f"{path}:{number}: expected integer interval bounds after the name; "
+                f"{len(bad)} of the {len(rest)} fields there are not integers"
             )
         numbers = [int(token) for token in rest]
         if len(numbers) % 2:
             raise AuditInputError(
-                f"{path}:{number}: video {video}: {len(numbers)} interval numbers, expected "
+                f"{path}:{number}: {len(numbers)} interval numbers, expected "
                 "start/end pairs (an even number)"
             )
         if frames is not None and frames <= 0:
-            raise AuditInputError(f"{path}:{number}: video {video}: frame count {frames} <= 0")
+            raise AuditInputError(f"{path}:{number}: frame count {frames} <= 0; expected >= 1")
         intervals = []
         for start, end in zip(numbers[::2], numbers[1::2], strict=True):
             if (start, end) == (-1, -1):
                 continue
             if start < 0 or end < start:
                 raise AuditInputError(
-                    f"{path}:{number}: video {video}: invalid interval [{start}, {end}] "
+                    f"{path}:{number}: invalid interval [{start}, {end}] "
                     "(negative, or start after end; -1 -1 means no interval)"
                 )
             intervals.append((start, end))
         if video in seen:
             first, spelling = seen[video]
             spellings = (
-                f": {spelling} and {tokens[0]} are one id (ids drop folders, extensions and a "
-                "trailing __N crop index); give each video once, under distinct names"
+                ": the two names are one id (ids drop folders, extensions and a trailing __N "
+                "crop index)"
                 if spelling != tokens[0]
                 else ""
             )
             raise AuditInputError(
-                f"{path}:{number}: video {video} is listed twice (first on line {first})"
-                + spellings
+                f"{path}:{number}: the video of this line is listed twice (first on line "
+                f"{first}){spellings}; expected each video once, under distinct names"
             )
         seen[video] = number, tokens[0]
         parsed.append(_Line(number, video, frames, category, intervals))
@@ -649,20 +650,23 @@ def _read_json(path: Path) -> _Parts:
     try:
         data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise AuditInputError(f"{path}: not a valid JSON file ({exc})") from None
+        raise AuditInputError(f"{path}: not a valid JSON file ({parse_failure(exc)})") from None
     if not isinstance(data, dict):
         raise AuditInputError(
             f'{path}: expected {{"<video>": {{"num_frames": n, "labels": [...]}}, ...}}'
         )
     videos: list[str] = []
     labels: list[np.ndarray] = []
-    for key, entry in data.items():
+    for position, (key, entry) in enumerate(data.items(), 1):
+        if not isinstance(entry, dict) or not {"num_frames", "labels"} <= entry.keys():
+            # the key is not shown: a file that is no ground truth has no video names
+            raise AuditInputError(
+                f'{path}: entry {position}: expected {{"num_frames": n, "labels": [...]}}'
+            )
         video = video_id_from_entry(key)
         where = f"{path}: video {video}"
         if video in videos:
             raise AuditInputError(f"{where} appears twice")
-        if not isinstance(entry, dict) or not {"num_frames", "labels"} <= entry.keys():
-            raise AuditInputError(f'{where}: expected {{"num_frames": n, "labels": [...]}}')
         frames, values = entry["num_frames"], entry["labels"]
         if isinstance(frames, bool) or not isinstance(frames, int) or not isinstance(values, list):
             raise AuditInputError(f"{where}: num_frames must be an integer and labels a list")
@@ -700,7 +704,7 @@ def _read_label_table(path: Path) -> _Parts:
         values = pd.unique(column[video_rows])
         if len(values) != 1:
             raise AuditInputError(
-                f"{path}: video {video}: several categories {sorted(values)[:5]}; the "
+                f"{path}: video {video}: {len(values)} different categories; the "
                 "category must be constant per video"
             )
         categories.append(str(values[0]))
@@ -892,14 +896,19 @@ def _read_text_lines(path: Path, what: str) -> list[str]:
     try:
         return path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
-        raise AuditInputError(f"{path}: {what} is not UTF-8 text ({exc})") from None
+        raise AuditInputError(
+            f"{path}: {what} is not UTF-8 text (undecodable byte at offset {exc.start})"
+        ) from None
 
 
 def _load_npy(file: Path) -> np.ndarray:
     try:
         return np.load(file, allow_pickle=False)
     except (OSError, ValueError) as exc:
-        raise AuditInputError(f"{file}: cannot read as a numeric .npy array ({exc})") from None
+        raise AuditInputError(
+            f"{file}: cannot read as a numeric .npy array ({type(exc).__name__}); expected a "
+            "file written by numpy.save"
+        ) from None
 
 
 def _read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -910,12 +919,12 @@ def _read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
         else:
             table = pd.read_csv(path, sep=separator, dtype={"video": str})
     except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise AuditInputError(f"{path}: cannot read the table ({exc})") from None
+        raise AuditInputError(f"{path}: cannot read the table ({parse_failure(exc)})") from None
     absent = [column for column in required if column not in table.columns]
     if absent:
         raise AuditInputError(
-            f"{path}: missing column(s) {', '.join(absent)}; found "
-            f"{', '.join(map(str, table.columns))}"
+            f"{path}: missing column(s) {', '.join(absent)}; expected columns "
+            f"{', '.join(required)} (the header has {len(table.columns)} column(s))"
         )
     if table.empty:
         raise AuditInputError(f"{path}: the table has no rows")
@@ -940,10 +949,12 @@ def _group_rows(
     raw_ids = pd.Series([video_id_from_entry(name) for name in raw_names])
     if raw_ids.duplicated().any():
         video = raw_ids[raw_ids.duplicated()].iloc[0]
-        spellings = [str(raw_names[i]) for i in np.flatnonzero(raw_ids == video)]
+        spellings = np.flatnonzero(raw_ids == video)
+        first_rows = [int(np.flatnonzero(raw_codes == i)[0]) + 1 for i in spellings[:5]]
         raise AuditInputError(
-            f"{path}: video {video} appears under several names ({', '.join(spellings[:5])}); "
-            "one row per video and frame is expected (average the crops first)"
+            f"{path}: one video appears under {len(spellings)} names (first on data rows "
+            f"{', '.join(map(str, first_rows))}; ids drop folders, extensions and a trailing __N "
+            "crop index); one row per video and frame is expected (average the crops first)"
         )
     codes, videos = raw_codes, raw_ids.to_numpy()
     if indexed_by is None:

@@ -25,6 +25,7 @@ from vadscene.audit.loaders import ModelSpec, load_ground_truth, load_scores
 from vadscene.audit.prototypes import Features, load_features
 from vadscene.audit.scene import SceneLabels, load_scene_labels, match_to_ground_truth
 from vadscene.catalogue import load_catalogue
+from vadscene.errors import parse_failure
 from vadscene.workspace import Workspace
 
 
@@ -42,17 +43,18 @@ def read_model_list(path: Path | str) -> list[ModelSpec]:
     except FileNotFoundError:
         raise AuditInputError(f"{path}: models file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise AuditInputError(f"{path}: not valid JSON ({exc})") from None
+        raise AuditInputError(f"{path}: not valid JSON ({parse_failure(exc)})") from None
     except (TypeError, KeyError) as exc:
         raise AuditInputError(
             f"{path}: expected a JSON list of {{name, path, family, snippet_repeat}} objects "
-            f"({exc!r})"
+            f"({_shape_problem(exc)})"
         ) from None
     for spec in specs:
         repeat = spec.snippet_repeat
         if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int)):
             raise AuditInputError(
-                f"{path}: model '{spec.name}': snippet_repeat must be an integer, got {repeat!r}"
+                f"{path}: model {specs.index(spec) + 1}: snippet_repeat must be an integer, "
+                f"got a {type(repeat).__name__}"
             )
     return specs
 
@@ -149,11 +151,22 @@ def read_probe_list(path: Path | str) -> dict:
         }
     except FileNotFoundError:
         raise AuditInputError(f"{path}: probes file not found") from None
-    except (json.JSONDecodeError, TypeError, KeyError, AttributeError, ValueError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise AuditInputError(f"{path}: not valid JSON ({parse_failure(exc)})") from None
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
         raise AuditInputError(
             f"{path}: expected a JSON object with definition_scores / features lists of "
-            f"{{name, path, family}} and optional queries, events, feature_snippet_frames ({exc!r})"
+            "{name, path, family} and optional queries, events, feature_snippet_frames "
+            f"({_shape_problem(exc)})"
         ) from None
+
+
+def _shape_problem(exc: Exception) -> str:
+    """What did not fit the expected JSON shape, without quoting the file's values: a missing
+    key is one the format defines, anything else is named by its kind."""
+    if isinstance(exc, KeyError):
+        return f"an entry has no {exc.args[0]!r}"
+    return "an entry or value has the wrong type"
 
 
 def gather_probe_inputs(
