@@ -68,8 +68,11 @@ def build_runtime_venv(repo: Path, target: Path) -> Path:
                 link.symlink_to(entry)
     (site / "vadscene-dev.pth").write_text(f"{repo}\n", encoding="utf-8")
     script = target / "bin" / "vadscene"
+    # As pip writes console scripts: measure's spawned workers import this file as their main
+    # module, so it must not run the command again when imported.
     script.write_text(
-        f"#!{python}\nimport sys\nfrom vadscene.cli import main\nsys.exit(main())\n",
+        f"#!{python}\nimport sys\nfrom vadscene.cli import main\n"
+        "if __name__ == '__main__':\n    sys.exit(main())\n",
         encoding="utf-8",
     )
     script.chmod(0o755)
