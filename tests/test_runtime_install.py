@@ -62,4 +62,4 @@ def test_demo_measure_audit_and_app_run_on_the_runtime_dependencies(
     log = tmp_path / "server.log"
     with served_app(workspace, log, python=runtime_python) as url, chromium_page() as page:
         page.goto(f"{url}/?annotator=runtime&video=Arson001_x264")
-        page.locator("video").wait_for(timeout=60_000)
+        page.locator("video:not([hidden])").wait_for(timeout=60_000)

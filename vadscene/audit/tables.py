@@ -86,7 +86,9 @@ def metric_agreement(table: pd.DataFrame, reference: str = "micro") -> pd.DataFr
         compared = int(strict.sum())
         reversals = int(((d_ref > 0) != (d_g > 0))[strict].sum())
         rho = (
-            float(both[reference].corr(both[granularity], method="spearman"))
+            # Spearman's ρ is Pearson's r of the (average) ranks; pandas' method="spearman"
+            # would import scipy, which is not a runtime dependency.
+            float(both[reference].rank().corr(both[granularity].rank()))
             if len(both) >= 3
             else float("nan")
         )
