@@ -34,7 +34,7 @@ test: $(STAMP)
 
 # Everything but the browser, durability, slow and 1,000-example fuzz tests.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not browser and not durability and not slow"
+	$(BIN)/python -m pytest -n 2 -m "not browser and not durability and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check vadscene app tests bench
