@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from support.reliability import write_clip
 
+from vadscene.records import VideoInfo
+
 REALDATA = Path(
     os.environ.get("VADSCENE_REALDATA")
     or Path(__file__).resolve().parents[2] / "shared" / "realdata"
@@ -127,3 +129,19 @@ def small_tmpfs(folder: Path, size: str = "64k") -> Iterator[Path]:
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def video_info(video_id: str, category: str = "Abuse") -> VideoInfo:
+    """A registry entry for a video no test decodes: the store only needs its fields."""
+    return VideoInfo(
+        video_id=video_id,
+        category=category,
+        num_frames=100,
+        fps=25.0,
+        duration_s=4.0,
+        width=320,
+        height=240,
+        codec="h264",
+        size_bytes=1000,
+        fingerprint="b2s:0",
+    )

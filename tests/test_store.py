@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from helpers import video_info
 
 from vadscene.catalogue import Catalogue
 from vadscene.errors import StoreError
@@ -18,18 +19,7 @@ VIDEOS = ["Abuse001_x264", "Arson002_x264", "Normal_Videos_003_x264"]
 
 
 def _video(video_id: str) -> VideoInfo:
-    return VideoInfo(
-        video_id=video_id,
-        category=video_id.split("0")[0],
-        num_frames=100,
-        fps=25.0,
-        duration_s=4.0,
-        width=320,
-        height=240,
-        codec="h264",
-        size_bytes=1000,
-        fingerprint="b2s:0",
-    )
+    return video_info(video_id, category=video_id.split("0")[0])
 
 
 @pytest.fixture

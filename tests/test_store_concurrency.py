@@ -15,9 +15,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from helpers import video_info
 from test_durability import Writer
 
-from vadscene.records import FactorDecision, VideoInfo
+from vadscene.records import FactorDecision
 from vadscene.release import build_release, read_release, workspace_from_release, write_release
 from vadscene.store import Decision
 from vadscene.workspace import Workspace
@@ -41,21 +42,6 @@ while time.monotonic() < deadline:
     rounds += 1
 print("rounds", rounds, flush=True)
 """
-
-
-def _video(video_id: str) -> VideoInfo:
-    return VideoInfo(
-        video_id=video_id,
-        category="Video",
-        num_frames=100,
-        fps=25.0,
-        duration_s=4.0,
-        width=320,
-        height=240,
-        codec="h264",
-        size_bytes=1000,
-        fingerprint="b2s:0",
-    )
 
 
 def _decide_everything(workspace: Workspace, annotator: str, start: datetime) -> None:
@@ -83,7 +69,7 @@ def test_writers_import_and_export_at_once_lose_nothing_and_never_see_a_lock(
     tmp_path: Path,
 ) -> None:
     with Workspace.create(tmp_path / "source", video_root=None, dataset="load") as source:
-        source.store.register_videos(_video(v) for v in VIDEOS)
+        source.store.register_videos(video_info(v, category="Video") for v in VIDEOS)
         write_release(build_release(source), tmp_path / "videos.json")
         _decide_everything(source, "imp", datetime(2026, 1, 1, tzinfo=UTC))
         write_release(build_release(source), tmp_path / "r1.json")

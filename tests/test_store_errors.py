@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ABUSE
-from helpers import small_tmpfs
+from helpers import small_tmpfs, video_info
 
 from vadscene import store as store_module
 from vadscene.catalogue import Catalogue
@@ -26,31 +26,15 @@ from vadscene.errors import (
     StoreUnavailableError,
     WorkspaceError,
 )
-from vadscene.records import VideoInfo
 from vadscene.store import AnnotationStore
 from vadscene.workspace import STORE_NAME, Workspace
-
-
-def _video(video_id: str) -> VideoInfo:
-    return VideoInfo(
-        video_id=video_id,
-        category="Abuse",
-        num_frames=100,
-        fps=25.0,
-        duration_s=4.0,
-        width=320,
-        height=240,
-        codec="h264",
-        size_bytes=1000,
-        fingerprint="b2s:0",
-    )
 
 
 @pytest.fixture
 def workspace_root(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     with Workspace.create(root, video_root=None, dataset="errors") as workspace:
-        workspace.store.register_videos([_video(ABUSE)])
+        workspace.store.register_videos([video_info(ABUSE)])
         workspace.store.record_decision(ABUSE, "crowd", "few", annotator="ana")
     return root
 
@@ -100,7 +84,7 @@ def mounted_workspace(tmp_path: Path) -> Iterator[Path]:
     with small_tmpfs(tmp_path / "disk", size="1m") as disk:
         root = disk / "ws"
         with Workspace.create(root, video_root=None, dataset="errors") as workspace:
-            workspace.store.register_videos([_video(ABUSE)])
+            workspace.store.register_videos([video_info(ABUSE)])
             workspace.store.record_decision(ABUSE, "crowd", "few", annotator="ana")
         yield root
 
