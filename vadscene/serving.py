@@ -191,17 +191,11 @@ class _VideoServer:
         the tag when a file is replaced without a re-scan, so a browser never mixes cached
         byte ranges of two different files.
         """
-        video_id: str = request.path_params["video_id"]
-        if not is_safe_video_id(video_id):
-            return _refusal(400, "not a video id")
-        try:
-            workspace = self._open()
-        except VadsceneError as exc:
-            return _refusal(503, f"the workspace cannot be opened: {exc}")
-        try:
-            video = workspace.store.video(video_id)
-        except StoreError:
-            return _refusal(404, f"unknown video '{video_id}'")
+        found = self._registered_video(request)
+        if isinstance(found, Response):
+            return found
+        workspace, video = found
+        video_id = video.video_id
 
         path = playable_path(workspace, video)
         if path is None:
@@ -239,14 +233,10 @@ class _VideoServer:
             stat_result=stat_result,
         )
 
-    def filmstrip(self, request: Request) -> Response:
-        """The filmstrip JPEG of the video the path names, made and cached on first request.
-
-        The same id checks as :meth:`serve`; 404 with the reason when it cannot be made. The
-        file is named by the video's content fingerprint, so its name is a strong ETag.
-        """
-        from vadscene.thumbnails import FilmstripError, make_filmstrip
-
+    def _registered_video(self, request: Request) -> tuple[Workspace, VideoInfo] | Response:
+        """The workspace and registry entry of the video the path names, or the refusal: 400
+        for a name that is not an id, 503 when the workspace cannot be opened, 404 when the id
+        is not registered."""
         video_id: str = request.path_params["video_id"]
         if not is_safe_video_id(video_id):
             return _refusal(400, "not a video id")
@@ -255,9 +245,22 @@ class _VideoServer:
         except VadsceneError as exc:
             return _refusal(503, f"the workspace cannot be opened: {exc}")
         try:
-            video = workspace.store.video(video_id)
+            return workspace, workspace.store.video(video_id)
         except StoreError:
             return _refusal(404, f"unknown video '{video_id}'")
+
+    def filmstrip(self, request: Request) -> Response:
+        """The filmstrip JPEG of the video the path names, made and cached on first request.
+
+        The same id checks as :meth:`serve`; 404 with the reason when it cannot be made. The
+        file is named by the video's content fingerprint, so its name is a strong ETag.
+        """
+        from vadscene.thumbnails import FilmstripError, make_filmstrip
+
+        found = self._registered_video(request)
+        if isinstance(found, Response):
+            return found
+        workspace, video = found
         try:
             path = make_filmstrip(workspace, video)
         except FilmstripError as exc:
