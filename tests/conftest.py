@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -75,16 +78,28 @@ def annotated(small_workspace: Workspace) -> Workspace:
 
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
-    """`vadscene demo` run once per test session: (workspace, exit code, stdout).
+    """`vadscene demo` run once per test run: (workspace, exit code, stdout).
 
     Rendering the demo's videos takes tens of seconds, so every test that needs a demo
-    workspace copies this one (:func:`copy_demo`) instead of building its own.
+    workspace copies this one (:func:`copy_demo`) instead of building its own. Under
+    pytest-xdist the workers share one build: the first to take the lock builds it in the
+    run's common temporary folder, the others wait and read its exit code and output.
     """
-    root = tmp_path_factory.mktemp("demo-template") / "demo"
-    stdout = io.StringIO()
-    with contextlib.redirect_stdout(stdout):
-        code = run(["demo", str(root)])
-    return root, code, stdout.getvalue()
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the folder every worker's basetemp lives in, fresh per run
+    folder = base / "demo-template"
+    outcome = folder / "outcome.json"
+    with open(base / "demo-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not outcome.exists():
+            folder.mkdir()
+            stdout = io.StringIO()
+            with contextlib.redirect_stdout(stdout):
+                code = run(["demo", str(folder / "demo")])
+            outcome.write_text(json.dumps({"code": code, "output": stdout.getvalue()}))
+    result = json.loads(outcome.read_text())
+    return folder / "demo", result["code"], result["output"]
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import copy_demo
 from sklearn.metrics import roc_auc_score
 from streamlit.testing.v1 import AppTest
 
@@ -15,11 +16,8 @@ from vadscene.paths import app_entry_point
 
 
 @pytest.fixture
-def demo_app(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from vadscene.demo import build_demo_workspace
-
-    root = tmp_path_factory.mktemp("app") / "demo"
-    build_demo_workspace(root).close()
+def demo_app(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = copy_demo(demo_template, tmp_path / "demo")
     monkeypatch.setenv("VADSCENE_WORKSPACE", str(root))
     return root
 

@@ -8,22 +8,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import copy_demo
 
 from vadscene.audit import run_audit
 from vadscene.audit.loaders import ModelSpec
 from vadscene.audit.sources import gather_inputs
 from vadscene.cli import run
-from vadscene.demo import build_demo_workspace
 
 SNIPPET = 16
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo workspace plus a snippet-level copy of its localizer's scores (the mean of
     each 16 frames, the last snippet possibly short)."""
-    root = tmp_path_factory.mktemp("ergonomics") / "demo"
-    build_demo_workspace(root).close()
+    root = copy_demo(demo_template, tmp_path_factory.mktemp("ergonomics") / "demo")
     snippets = root / "benchmark" / "scores" / "localizer_snippets"
     snippets.mkdir()
     for file in sorted((root / "benchmark" / "scores" / "localizer").glob("*.npy")):

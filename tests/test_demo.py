@@ -123,8 +123,10 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoBenchmark, 
 
 
 @pytest.fixture(scope="module")
-def bench(generated: tuple[DemoBenchmark, list]) -> DemoBenchmark:
-    return generated[0]
+def bench(demo_template: Path) -> DemoBenchmark:
+    """The benchmark inside the session's demo workspace (`vadscene demo`, seed 0): the same
+    generator run as :func:`generated`, without rendering the videos a second time."""
+    return load_demo_manifest(demo_template / "benchmark")
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +141,7 @@ def _load_scores(bench: DemoBenchmark, model: str, video: DemoVideo) -> np.ndarr
 # --- layout, manifest, naming ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # renders the demo's videos again, to see the progress calls
 def test_manifest_round_trips_and_progress_is_reported(generated) -> None:
     bench, calls = generated
     assert load_demo_manifest(bench.root) == bench

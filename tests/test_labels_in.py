@@ -9,21 +9,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import ROAD
+from helpers import copy_demo
 
 from vadscene.audit import run_audit
 from vadscene.audit.sources import gather_inputs, read_model_list
 from vadscene.catalogue import load_catalogue
 from vadscene.cli import run
-from vadscene.demo import build_demo_workspace
 from vadscene.release import build_release, write_release
 from vadscene.release_tables import LabelTableError, read_label_table
 from vadscene.workspace import Workspace
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("labels") / "demo"
-    build_demo_workspace(root).close()
+def demo(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_demo(demo_template, tmp_path_factory.mktemp("labels") / "demo")
     with Workspace.open(root) as workspace:
         write_release(
             build_release(workspace), root / "release.json", csv_path=root / "release.csv"
