@@ -39,6 +39,8 @@ from vadscene.release import import_release
 from vadscene.workspace import Workspace
 
 ANNOTATORS = ("ana", "ben", "carla")
+SMALL = 20_000
+"""Sizes up to this are imported three times and the best time kept."""
 CATALOGUE = load_catalogue()
 MANUAL = [f for f in CATALOGUE.factors if f.source == "manual"]
 
@@ -129,14 +131,27 @@ def main() -> None:
         folder = Path(scratch)
         per_decision = {}
         largest = None
+        # A throwaway import first, so the smallest size is not charged for first-use costs
+        # (code paths, statement caches) that would make its per-decision cost look high and
+        # the ratio look better than it is.
+        with empty_workspace(folder / "warm-up") as warm_up:
+            import_release(synthetic_release(1000), warm_up)
         for size in sizes:
             release = synthetic_release(size)
             total = sum(len(a.decisions) for v in release.videos for a in v.factors.values())
-            workspace = empty_workspace(folder / f"ws-{size}")
-            began = time.perf_counter()
-            counts = import_release(release, workspace)
-            seconds = time.perf_counter() - began
-            assert counts.decisions_added == total
+            # small imports take milliseconds: best of three fresh workspaces against noise
+            runs = 3 if size <= SMALL else 1
+            seconds = float("inf")
+            for run in range(runs):
+                if largest is not None and run == 0:
+                    largest.close()
+                workspace = empty_workspace(folder / f"ws-{size}-{run}")
+                began = time.perf_counter()
+                counts = import_release(release, workspace)
+                seconds = min(seconds, time.perf_counter() - began)
+                assert counts.decisions_added == total
+                if run < runs - 1:
+                    workspace.close()
             hold = workspace.store.longest_hold_s
             began = time.perf_counter()
             again = import_release(release, workspace)
@@ -148,13 +163,16 @@ def main() -> None:
                 f"decisions/s; longest write-lock hold {1000 * hold:5.1f} ms; "
                 f"re-import (all present) {again_seconds:6.2f} s"
             )
-            if largest is not None:
-                largest.close()
             largest = workspace
             largest_release = release
         smallest, biggest = min(sizes), max(sizes)
         ratio = per_decision[biggest] / per_decision[smallest]
         print(f"per-decision cost at {biggest:,} over {smallest:,}: {ratio:.2f}x (goal <= 2x)")
+        for size in sizes[1:-1]:  # a small import is dominated by its fixed cost (commits)
+            print(
+                f"per-decision cost at {biggest:,} over {size:,}: "
+                f"{per_decision[biggest] / per_decision[size]:.2f}x"
+            )
 
         baseline = empty_workspace(folder / "videos-only")
         baseline.store.register_videos(_video_info(v) for v in largest_release.videos)
