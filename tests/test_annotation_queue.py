@@ -7,7 +7,7 @@ from __future__ import annotations
 from conftest import ABUSE, ARSON, NORMAL, ROAD
 
 from vadscene.annotation import AnnotatorQueue, handle_events, video_queue
-from vadscene.records import AUTO_ANNOTATOR
+from vadscene.review import disputes, review_table
 from vadscene.store import AnnotationStore
 from vadscene.workspace import Workspace
 
@@ -16,8 +16,9 @@ WHO = "dana"
 
 def _recomputed(store: AnnotationStore) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """Statuses and dana's values from the whole store, the rule restated here: flagged; else
-    incomplete while a manual factor lacks a value; else disagreement when another person's
-    current value differs from dana's on a factor she decided; else complete."""
+    incomplete while a manual factor lacks a value; else disagreement when dana's manual or
+    override value on a factor differs from another person's manual or override value there
+    (auto poles and consensus decisions are not votes); else complete."""
     manual = {f.key for f in store.catalogue.factors if f.source == "manual"}
     mine: dict[str, dict[str, str]] = {}
     for (video, factor), value in store.current_values(WHO).items():
@@ -25,16 +26,20 @@ def _recomputed(store: AnnotationStore) -> tuple[dict[str, str], dict[str, dict[
     statuses = {}
     for video in store.video_ids():
         values = mine.get(video, {})
-        people = [
+        votes = [
             d
             for d in store.current_decisions(video_id=video)
-            if d.annotator not in (WHO, AUTO_ANNOTATOR) and d.value is not None
+            if d.source in ("manual", "override") and d.value is not None
         ]
+        my_votes = {d.factor: d.value for d in votes if d.annotator == WHO}
         if store.marks(video_id=video).get((video, WHO), {}).get("flag"):
             statuses[video] = "flagged"
         elif not all(factor in values for factor in manual):
             statuses[video] = "incomplete"
-        elif any(d.factor in values and values[d.factor] != d.value for d in people):
+        elif any(
+            d.annotator != WHO and d.factor in my_votes and my_votes[d.factor] != d.value
+            for d in votes
+        ):
             statuses[video] = "disagreement"
         else:
             statuses[video] = "complete"
@@ -125,3 +130,38 @@ def test_an_unchanged_store_keeps_the_queue(annotated: Workspace) -> None:
     store = annotated.store
     held = AnnotatorQueue.build(store, WHO)
     assert held.refresh(store, store.video_ids()) is held
+
+
+def test_the_queue_and_the_review_table_share_one_disagreement_rule(annotated: Workspace) -> None:
+    """A consensus is not a vote: when a lead adjudicates a video where dana agrees with
+    everyone who voted, her queue says complete; when dana votes against another person,
+    both her queue and the Review table say so."""
+    store = annotated.store
+    manual = [f for f in store.catalogue.factors if f.source == "manual"]
+    disputed = {video for video, _ in disputes(store.current_decisions())}
+    quiet = next(video for video in store.video_ids() if video not in disputed)
+    votes = {
+        d.factor: d.value
+        for d in store.current_decisions(video_id=quiet)
+        if d.source in ("manual", "override") and d.value is not None
+    }
+    agreeing = {}
+    for f in manual:  # dana takes the value the others took, or the first where nobody voted
+        agreeing[f.key] = votes.get(f.key, f.values[0])
+        store.record_decision(quiet, f.key, agreeing[f.key], annotator=WHO)
+    assert not [key for key in disputes(store.current_decisions()) if key[0] == quiet]
+    assert dict(video_queue(store, WHO))[quiet] == "complete"
+
+    # a consensus with another value is recorded, not voted: still no dispute
+    factor = manual[0]
+    other = next(v for v in factor.values if v != agreeing[factor.key])
+    store.record_decision(quiet, factor.key, other, annotator="lead", source="consensus")
+    held = _check(AnnotatorQueue.build(store, WHO), store)
+    assert dict(held.queue)[quiet] == "complete"
+    assert not review_table(annotated).set_index("video").loc[quiet, "disagree"]
+
+    # eve votes against dana: a dispute in which dana votes, in both places
+    store.record_decision(quiet, factor.key, other, annotator="eve")
+    held = _check(held, store)
+    assert dict(held.queue)[quiet] == "disagreement"
+    assert review_table(annotated).set_index("video").loc[quiet, "disagree"]

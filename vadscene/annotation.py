@@ -22,6 +22,7 @@ from typing import Literal
 from vadscene.catalogue import AMBIGUOUS, Factor
 from vadscene.errors import StoreError, VadsceneError
 from vadscene.records import AUTO_ANNOTATOR, Measurement
+from vadscene.review import disputes
 from vadscene.store import AnnotationStore, Decision
 
 ACTIONS = ("decide", "accept_auto", "undo", "flag", "note")
@@ -130,14 +131,17 @@ def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, Queue
     """The annotator's videos in working order (by id) with where each stands for them.
 
     ``flagged``: they flagged it. ``incomplete``: a manual factor is undecided. ``disagreement``:
-    complete, and another person's current value differs from theirs on some factor (auto poles
-    do not count: overriding one is the point of a person's answer). ``complete`` otherwise.
+    complete, and they vote in a dispute on some factor (:func:`vadscene.review.disputes`, the
+    one definition of annotators disagreeing: auto poles and consensus decisions are not
+    votes). ``complete`` otherwise.
     """
-    mine, others = _human_values(store.current_decisions(), annotator)
+    decisions = store.current_decisions()
+    mine = _values_of(decisions, annotator)
+    disputed = _disputed_videos(decisions, annotator)
     flagged = {video for (video, who), m in store.marks().items() if who == annotator and m["flag"]}
     manual = _manual_keys(store)
     return [
-        (video, _status(mine.get(video, {}), others.get(video, []), video in flagged, manual))
+        (video, _status(mine.get(video, {}), video in disputed, video in flagged, manual))
         for video in store.video_ids()
     ]
 
@@ -146,34 +150,31 @@ def _manual_keys(store: AnnotationStore) -> set[str]:
     return {f.key for f in store.catalogue.factors if f.source == "manual"}
 
 
-def _human_values(
-    decisions: list[Decision], annotator: str
-) -> tuple[dict[str, dict[str, str]], dict[str, list[tuple[str, str]]]]:
-    """Current values per video: the annotator's ``{factor: value}``, and other people's
-    ``(factor, value)`` pairs (cleared values and auto poles left out)."""
+def _values_of(decisions: list[Decision], annotator: str) -> dict[str, dict[str, str]]:
+    """The annotator's current values per video, ``{factor: value}`` (cleared ones left out)."""
     mine: dict[str, dict[str, str]] = {}
-    others: dict[str, list[tuple[str, str]]] = {}
     for d in decisions:
-        if d.value is None or d.annotator == AUTO_ANNOTATOR:
-            continue
-        if d.annotator == annotator:
+        if d.value is not None and d.annotator == annotator != AUTO_ANNOTATOR:
             mine.setdefault(d.video_id, {})[d.factor] = d.value
-        else:
-            others.setdefault(d.video_id, []).append((d.factor, d.value))
-    return mine, others
+    return mine
 
 
-def _status(
-    values: dict[str, str], others: list[tuple[str, str]], flagged: bool, manual: set[str]
-) -> QueueStatus:
+def _disputed_videos(decisions: list[Decision], annotator: str) -> set[str]:
+    """The videos with a dispute in which ``annotator`` votes."""
+    return {
+        dispute.video
+        for dispute in disputes(decisions).values()
+        if any(who == annotator for who, _ in dispute.votes)
+    }
+
+
+def _status(values: dict[str, str], disputed: bool, flagged: bool, manual: set[str]) -> QueueStatus:
     """Where one video stands (see :func:`video_queue`)."""
     if flagged:
         return "flagged"
     if not manual <= values.keys():
         return "incomplete"
-    if any(values.get(f, v) != v for f, v in others):
-        return "disagreement"
-    return "complete"
+    return "disagreement" if disputed else "complete"
 
 
 REFRESH_LIMIT = 200
@@ -200,13 +201,15 @@ class AnnotatorQueue:
         """Read the whole store. The revision is read first: a write landing meanwhile is then
         re-read by the next refresh, never missed."""
         revision = store.revision()
-        mine, others = _human_values(store.current_decisions(), annotator)
+        decisions = store.current_decisions()
+        mine = _values_of(decisions, annotator)
+        disputed = _disputed_videos(decisions, annotator)
         marks = store.marks()
         manual = _manual_keys(store)
         statuses = {
             video: _status(
                 mine.get(video, {}),
-                others.get(video, []),
+                video in disputed,
                 bool(marks.get((video, annotator), {}).get("flag")),
                 manual,
             )
@@ -228,10 +231,14 @@ class AnnotatorQueue:
         statuses, values = dict(self.statuses), dict(self.values)
         manual = _manual_keys(store)
         for video in changed:
-            mine, others = _human_values(store.current_decisions(video_id=video), self.annotator)
+            decisions = store.current_decisions(video_id=video)
+            mine = _values_of(decisions, self.annotator)
             mark = store.marks(video_id=video).get((video, self.annotator), {})
             statuses[video] = _status(
-                mine.get(video, {}), others.get(video, []), bool(mark.get("flag")), manual
+                mine.get(video, {}),
+                video in _disputed_videos(decisions, self.annotator),
+                bool(mark.get("flag")),
+                manual,
             )
             values.pop(video, None)
             if video in mine:
