@@ -320,9 +320,11 @@ def pin_to_one_cpu() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small corpus, one pass")
-    parser.add_argument("--repeats", type=int, default=None, help="passes (default 3; quick 1)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="passes (default 5, against noise; quick 1)"
+    )
     args = parser.parse_args()
-    repeats = args.repeats or (1 if args.quick else 3)
+    repeats = args.repeats or (1 if args.quick else 5)
 
     cv2.setNumThreads(1)
     pinned = pin_to_one_cpu()
