@@ -82,11 +82,11 @@ Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM). Befor
 kernel: ~195× real time per core on the 320×240 corpus, 1.72× an OpenCV ``grab()`` loop and
 ~1.55× PyAV luma decoding alone, the ksize-1 Laplacian (~37 µs of ~60 µs of OpenCV analysis
 per frame; OpenCV runs ksize 1 through its generic ``filter2D``) being the cost. With the
-kernel (commit 790b29c, measured under a load average of ~8, so absolute rates are about half
-an idle run's): 1.43× the luma-decode floor (target 1.3×: missed), 1.65× faster end to end
-than the OpenCV analysis, equal to it bit for bit on every clip. What remains is the
-kernel's one pass (~35 µs per 320×240 frame on an idle core) and ~10-15 µs of per-frame
-Python (plane views, the packet tally, the scale lookup).
+kernel (commit fffd31c, best of 5 passes, the other core busy): 1.27× the luma-decode floor
+(target 1.3×), 1.99× faster end to end than the OpenCV analysis, equal to it bit for bit on
+every clip. What remains is the kernel's one pass (~30 µs per 320×240 frame: its loops keep
+32-bit lanes, see :mod:`vadscene.measure_kernel`) and ~10 µs of per-frame Python (plane
+views, the packet tally, the scale lookup).
 
 Sampling mode
 -------------
