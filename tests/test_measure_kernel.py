@@ -41,6 +41,8 @@ def padded(picture: np.ndarray, pad: int, rng: np.random.Generator) -> np.ndarra
 
 
 SHAPES = [(1, 1), (1, 2), (1, 7), (7, 1), (2, 1), (2, 2), (3, 3), (5, 9), (17, 31), (240, 320)]
+# rows wider than the kernel's int32 blocks: a checkerboard row of 4099 sums L² = 4.3e9 > 2**31
+SHAPES += [(2, 2049), (3, 4099)]
 CONTENT = ["random", "extremes", "flat"]
 
 

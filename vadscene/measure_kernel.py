@@ -29,7 +29,8 @@ _BLOCK = 2048
 
 # numba widens integer arithmetic to int64, which halves the SIMD lanes; truncating every
 # running sum back to int32 (each block's true value fits, see _BLOCK) lets LLVM keep the loops
-# in 32-bit (16-bit for the Laplacian) lanes. The result is the same exact integer.
+# in 32-bit (16-bit for the Laplacian) lanes, and |a - b| of two bytes written as max - min
+# maps onto byte-wise SIMD min/max. The results are the same exact integers.
 
 
 @njit(cache=True, nogil=True)
