@@ -322,6 +322,7 @@ def _children(pid: int) -> set[int]:
     shutil.which("ffmpeg") is None or not Path("/proc/self/status").exists(),
     reason="needs the ffmpeg binary and Linux /proc",
 )
+@pytest.mark.durability  # SIGKILLs a running `vadscene measure` and waits for its workers
 def test_killing_measure_leaves_no_worker_behind(tmp_path: Path) -> None:
     videos = tmp_path / "videos"
     videos.mkdir()
