@@ -13,7 +13,6 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from vadscene.audit import metrics
-from vadscene.audit import pairs as pairs_module
 from vadscene.audit.bootstrap import obuchowski_covariance, video_multiplicities
 from vadscene.audit.engine import run_audit
 from vadscene.audit.inputs import GroundTruth, ModelScores
@@ -82,12 +81,8 @@ def frames_of(gt: GroundTruth, scores: np.ndarray, videos) -> tuple[np.ndarray, 
 # --- the pair-count matrix -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("chunk_cells", [1, 7, 4_000_000])
 @pytest.mark.parametrize("seed", range(6))
-def test_pair_count_matrix_equals_pair_loop(
-    seed: int, chunk_cells: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pairs_module, "_CHUNK_CELLS", chunk_cells)
+def test_pair_count_matrix_equals_pair_loop(seed: int) -> None:
     gt = make_benchmark(seed)
     scores = tied_scores(gt, np.random.default_rng(seed))
     video = gt.video_index()
