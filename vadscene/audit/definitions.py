@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -515,6 +515,15 @@ def audit_definitions(
     units = _Units.of(ground_truth, classes)
     weights = np.vstack([np.ones((1, ground_truth.n_videos)), _or_empty(resamples, ground_truth)])
     rows: dict[str, list[dict]] = {"probes": [], "queries": [], "classes": []}
+    # Per definition, the class sets whose frames meet anomalous ones as positives: its own
+    # class (DC-Disc) and the targets of its queries (D@5ˣ).
+    against_anomalies: dict[str, set[int]] = {}
+    for c in classes.classes:
+        against_anomalies.setdefault(c, set()).update(_own_sets(classes, c))
+    for query in queries:
+        against_anomalies.setdefault(query.definition, set()).update(
+            _target_sets(classes, query.classes)
+        )
     # Many small products: a threaded BLAS only contends for the cores (26× slower on a
     # loaded 2-core machine), so one BLAS thread, and two definitions at a time instead.
     # Models go one after the other, so only one model's per-definition sums are held.
@@ -524,8 +533,7 @@ def audit_definitions(
     ):
         for model in models:
             sums = _ModelSums(model, units, weights)
-            used = dict.fromkeys([*classes.classes, *(q.definition for q in queries)])
-            list(pool.map(sums.prepare, used))
+            list(pool.map(sums.prepare, against_anomalies, against_anomalies.values()))
             _audit_model(model, classes, queries, sums, weights, selection_seed, rows)
     return DefinitionAudit(
         probes=pd.DataFrame(rows["probes"], columns=PROBE_COLUMNS),
@@ -593,16 +601,17 @@ class _ModelSums:
         self._sums: dict[str, np.ndarray] = {}
         self._ranked: dict[str, _SortedScores] = {}
 
-    def prepare(self, definition: str) -> None:
+    def prepare(self, definition: str, against_anomalies: Iterable[int]) -> None:
         """Everything the probes read of one definition's scores, from one sort: W, its block
-        sums H and the descending order AP walks. Definitions are independent, so several
-        may be prepared at once on different threads (the sort, the pair count and the
-        products release the GIL)."""
+        sums H (against anomalous groups only for the class sets ``against_anomalies``) and
+        the descending order AP walks. Definitions are independent, so several may be
+        prepared at once on different threads (the sort, the pair count and the products
+        release the GIL)."""
         column = np.ascontiguousarray(self.runs.scores[:, self.model.definitions.index(definition)])
         order = np.argsort(column)
         w = unit_pair_counts(column, order, self.runs, self.units)
         self._pairs[definition] = w
-        self._sums[definition] = self._block_sums(w)
+        self._sums[definition] = self._block_sums(w, sorted(against_anomalies))
         self._ranked[definition] = _SortedScores(
             column, order[::-1], self.runs.unit, self.runs.weight
         )
@@ -618,15 +627,24 @@ class _ModelSums:
     def ranked(self, definition: str) -> _SortedScores:
         return self._ranked[definition]
 
-    def _block_sums(self, w: np.ndarray) -> np.ndarray:
+    def _block_sums(self, w: np.ndarray, sets: list[int]) -> np.ndarray:
+        """H[:, 0] for every class set, H[sets, 1:] for the given ones, NaN elsewhere: every
+        class's frames meet the normal frames under every definition (DC-DetΔ), but only a
+        definition's own classes meet the other anomalies — the rest would be 2/3 of the
+        products, never read."""
         w = w[:, self._by_group]
         k_rows = self.k_units[:, self.anomalous_units].T  # (A units, R + 1)
         n_groups = self.group_frames.shape[1]
-        blocks = np.empty((self.row_sets.shape[1], n_groups, self.k_units.shape[0]))
-        for g in range(n_groups):
+        blocks = np.full((self.row_sets.shape[1], n_groups, self.k_units.shape[0]), np.nan)
+        normal = slice(self._bounds[0], self._bounds[1])
+        per_row = w[:, normal] @ self._k_sorted[normal]  # (A units, R + 1)
+        blocks[:, 0, :] = self.row_sets.T @ (k_rows * per_row)
+        rows = np.flatnonzero(self.row_sets[:, sets].any(1))
+        row_sets = self.row_sets[np.ix_(rows, sets)]
+        for g in range(1, n_groups):
             start, stop = self._bounds[g], self._bounds[g + 1]
-            per_row = w[:, start:stop] @ self._k_sorted[start:stop]  # (A units, R + 1)
-            blocks[:, g, :] = self.row_sets.T @ (k_rows * per_row)
+            per_row = w[rows, start:stop] @ self._k_sorted[start:stop]
+            blocks[sets, g, :] = row_sets.T @ (k_rows[rows] * per_row)
         return blocks
 
     def auroc_parts(
@@ -662,7 +680,7 @@ def _audit_model(
     d5: dict[str, list[np.ndarray]] = {"D@5": [], "D@5N": [], "D@5X": []}
     d5_ap: dict[str, list[float]] = {"D@5": [], "D@5N": [], "D@5X": []}
     for query in queries:
-        target = [i for i, s in enumerate(set_of) if s <= query.classes]
+        target = _target_sets(classes, query.classes)
         excluded = [1 + i for i, s in enumerate(set_of) if not s <= query.classes]
         pairs_n, n_target, n_normal = sums.auroc_parts(query.definition, target, [0])
         pairs_x, _, n_excluded = sums.auroc_parts(query.definition, target, excluded)
@@ -701,7 +719,7 @@ def _audit_model(
         _probe_row(rows, model, probe, "ap", np.array([_nanmean(d5_ap[probe])]), len(queries))
 
     # DC-Disc and DC-DetΔ over the classes, one singleton definition per class.
-    own_sets = [[i for i, s in enumerate(set_of) if s == {c}] for c in classes.classes]
+    own_sets = [_own_sets(classes, c) for c in classes.classes]
     own_class = np.full(sums.group.size, -1)
     for index, own in enumerate(own_sets):
         own_class[np.isin(sums.group, [1 + i for i in own])] = index
@@ -754,6 +772,16 @@ def _audit_model(
             resampled = _cluster_bootstrap(np.array(terms), clusters, replicates, selection_seed)
             values = np.r_[values, resampled]
         _probe_row(rows, model, "DC-SelΔ", metric, values, len(terms))
+
+
+def _target_sets(classes: FrameClasses, wanted: frozenset[str]) -> list[int]:
+    """The class sets inside a query's Γ: its targets A_Γ."""
+    return [i for i, s in enumerate(classes.class_sets) if s <= wanted]
+
+
+def _own_sets(classes: FrameClasses, c: str) -> list[int]:
+    """The class sets of A_c: exactly {c}."""
+    return [i for i, s in enumerate(classes.class_sets) if s == {c}]
 
 
 def _selection_terms(
