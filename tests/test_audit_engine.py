@@ -16,7 +16,11 @@ from vadscene.audit import metrics
 from vadscene.audit.bootstrap import obuchowski_covariance, video_multiplicities
 from vadscene.audit.engine import run_audit
 from vadscene.audit.inputs import GroundTruth, ModelScores
-from vadscene.audit.pairs import pair_count_matrix, video_constant_pair_counts
+from vadscene.audit.pairs import (
+    pair_count_matrix,
+    sorted_pair_counts,
+    video_constant_pair_counts,
+)
 from vadscene.audit.scene import SceneContrast, SceneLabels, bias_auroc
 
 TOL = 1e-12
@@ -90,6 +94,24 @@ def test_pair_count_matrix_equals_pair_loop(seed: int) -> None:
     np.testing.assert_array_equal(
         pair_count_matrix(scores, gt.labels, video, gt.n_videos), expected
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sorted_pair_counts_with_both_roles_equals_pair_loop(seed: int) -> None:
+    """Weighted entries, some only rows, some only columns, some both (an entry then meets
+    itself at τ = ½), on a coarse grid: every pair of entries counted in a double loop."""
+    rng = np.random.default_rng(seed)
+    size = 60
+    scores = np.sort(np.round(rng.random(size) * 5) / 5)
+    row = np.where(rng.random(size) < 0.5, rng.integers(0, 4, size), -1)
+    column = np.where(rng.random(size) < 0.7, rng.integers(0, 6, size), -1)
+    weight = rng.integers(1, 17, size).astype(np.float64)
+    expected = np.zeros((4, 6))
+    for t, s in itertools.product(range(size), range(size)):
+        if row[t] >= 0 and column[s] >= 0:
+            tau = 1.0 if scores[t] > scores[s] else 0.5 if scores[t] == scores[s] else 0.0
+            expected[row[t], column[s]] += weight[t] * weight[s] * tau
+    np.testing.assert_array_equal(sorted_pair_counts(scores, row, column, weight, (4, 6)), expected)
 
 
 def test_pair_count_matrix_float32_ties_survive_upcasting() -> None:
