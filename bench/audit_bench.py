@@ -59,6 +59,14 @@ query and one class's DC-DetΔ are checked against sklearn (MISMATCH otherwise).
 readouts with B = 1000 (``audit_features``). Goals: the definition-scores audit and the
 features readout each within the issue's "full audit with every section ≤ 10 s" budget.
 
+End to end (``--workload cli``)
+-------------------------------
+The UCF-shaped inputs written as a user hands them to ``vadscene audit`` (UCF-Crime ground
+truth with frame counts, 16 models as folders of per-video snippet ``.npy``, a label table over
+the UCF-Crime catalogue's factors); the command is timed in a fresh interpreter, inputs read to
+every report file written, against the floor of a bare ``vadscene --help`` in the same run, and
+split into the in-process audit and report writing. Goal: ≤ 4 s.
+
 Usage
 -----
 ``python bench/audit_bench.py`` — full run (a few minutes, dominated by the naive loop).
