@@ -64,8 +64,9 @@ End to end (``--workload cli``)
 The UCF-shaped inputs written as a user hands them to ``vadscene audit`` (UCF-Crime ground
 truth with frame counts, 16 models as folders of per-video snippet ``.npy``, a label table over
 the UCF-Crime catalogue's factors); the command is timed in a fresh interpreter, inputs read to
-every report file written, against the floor of a bare ``vadscene --help`` in the same run, and
-split into the in-process audit and report writing. Goal: ≤ 4 s.
+every report file written, against the floor of a bare ``vadscene --help`` in the same run, then
+once more into the same folder (the report's unchanged figures are kept, not rendered again),
+and split into the in-process audit and report writing. Goal: ≤ 4 s.
 
 Usage
 -----
@@ -1025,6 +1026,8 @@ def bench_cli(shape: Shape, n_bootstrap: int) -> None:
         floor = min(_cli(["--help"]) for _ in range(3))
         log(f"{shape.name}: vadscene audit, B = {n_bootstrap}")
         seconds = _cli(arguments)
+        log(f"{shape.name}: vadscene audit again into the same folder")
+        rerun = _cli(arguments)
         log(f"{shape.name}: the same audit and report in process")
         start = time.perf_counter()
         result = run_audit(inputs.gt, inputs.models, inputs.scene, n_bootstrap=n_bootstrap)
@@ -1039,7 +1042,8 @@ def bench_cli(shape: Shape, n_bootstrap: int) -> None:
         f"--help`) {floor:.2f} s, ratio {seconds / floor:.1f}×"
     )
     print(
-        f"  in process: audit {audit_seconds:.2f} s, report {report_seconds:.2f} s "
+        f"  again into the same --out folder (its unchanged figures kept): {rerun:.2f} s; "
+        f"in process: audit {audit_seconds:.2f} s, report {report_seconds:.2f} s "
         f"({len(written)} files, {figures} figures)"
     )
     verdict = "met" if seconds <= TARGET_CLI_SECONDS else "MISSED"
