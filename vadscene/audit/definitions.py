@@ -417,7 +417,9 @@ class _Units:
         key = ground_truth.video_index().astype(np.int64) * stride + classes.codes + 1
         # A frame's key mostly repeats its predecessor's: the unique keys of the runs (a few
         # per video) replace a sort of every frame.
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        first = np.ones(key.size, dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        starts = np.flatnonzero(first)
         keys, run_unit = np.unique(key[starts], return_inverse=True)
         unit = np.repeat(run_unit, np.diff(np.r_[starts, key.size]))
         return cls(
