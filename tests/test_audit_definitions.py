@@ -267,6 +267,55 @@ def test_selection_and_overlap_from_events(tmp_path: Path) -> None:
     assert sel.ci_low <= sel.value <= sel.ci_high
 
 
+def test_multi_class_query_replicates_are_the_weighted_metric(tmp_path: Path) -> None:
+    """Events (frames holding two classes) and a query of two classes: every replicate of
+    D@5, D@5ᴺ, D@5ˣ and DC-Disc equals sklearn with sample_weight = the video's
+    multiplicity, so the intervals are the percentile intervals of those replicates."""
+    gt, events = events_benchmark(tmp_path)
+    classes = load_events(events, gt)
+    model = definition_scores(gt, 11, CLASSES)
+    queries = [
+        Query("Abuse", frozenset({"Abuse", "Arson"})),
+        Query("Fighting", frozenset({"Fighting"})),
+    ]
+    resamples = video_multiplicities(gt.n_videos, 25, np.random.default_rng(2))
+    result = audit_definitions(gt, [model], classes, queries, resamples=resamples)
+    masks = class_masks(classes)
+    inside = {
+        q.definition: np.isin(
+            classes.codes, [i for i, s in enumerate(classes.class_sets) if s <= q.classes]
+        )
+        for q in queries
+    }
+    expected: dict[str, list[float]] = {"D@5": [], "D@5N": [], "D@5X": [], "DC-Disc": []}
+    for k in resamples:
+        weights = k[gt.video_index()]
+        drawn = weights > 0
+
+        def auroc(scores, positive, negative, weights=weights, drawn=drawn) -> float:
+            positive, negative = positive & drawn, negative & drawn
+            if not positive.any() or not negative.any():
+                return np.nan
+            return sk_auroc(scores, positive, negative, weights)
+
+        parts: dict[str, list[float]] = {"D@5": [], "D@5N": [], "D@5X": []}
+        for q in queries:
+            s, target = model.of(q.definition), inside[q.definition]
+            excluded = gt.labels & ~target
+            parts["D@5"].append(auroc(s, target, ~target))
+            parts["D@5N"].append(auroc(s, target, ~gt.labels))
+            parts["D@5X"].append(auroc(s, target, excluded))
+        for name, values in parts.items():
+            expected[name].append(np.nanmean(values) if not np.isnan(values).all() else np.nan)
+        discs = [auroc(model.of(c), masks[c], gt.labels & ~masks[c]) for c in CLASSES]
+        expected["DC-Disc"].append(np.nanmean(discs) if not np.isnan(discs).all() else np.nan)
+    for name, values in expected.items():
+        values = np.array(values)
+        low, high = np.quantile(values[~np.isnan(values)], [0.025, 0.975])
+        assert probe(result, name).ci_low == pytest.approx(low, abs=TOL), name
+        assert probe(result, name).ci_high == pytest.approx(high, abs=TOL), name
+
+
 def test_query_independent_scorer_gives_exact_zeros(tmp_path: Path) -> None:
     gt, events = events_benchmark(tmp_path)
     classes = load_events(events, gt)

@@ -13,11 +13,14 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from vadscene.audit import metrics
-from vadscene.audit import pairs as pairs_module
 from vadscene.audit.bootstrap import obuchowski_covariance, video_multiplicities
 from vadscene.audit.engine import run_audit
 from vadscene.audit.inputs import GroundTruth, ModelScores
-from vadscene.audit.pairs import pair_count_matrix, video_constant_pair_counts
+from vadscene.audit.pairs import (
+    pair_count_matrix,
+    sorted_pair_counts,
+    video_constant_pair_counts,
+)
 from vadscene.audit.scene import SceneContrast, SceneLabels, bias_auroc
 
 TOL = 1e-12
@@ -82,12 +85,8 @@ def frames_of(gt: GroundTruth, scores: np.ndarray, videos) -> tuple[np.ndarray, 
 # --- the pair-count matrix -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("chunk_cells", [1, 7, 4_000_000])
 @pytest.mark.parametrize("seed", range(6))
-def test_pair_count_matrix_equals_pair_loop(
-    seed: int, chunk_cells: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pairs_module, "_CHUNK_CELLS", chunk_cells)
+def test_pair_count_matrix_equals_pair_loop(seed: int) -> None:
     gt = make_benchmark(seed)
     scores = tied_scores(gt, np.random.default_rng(seed))
     video = gt.video_index()
@@ -95,6 +94,24 @@ def test_pair_count_matrix_equals_pair_loop(
     np.testing.assert_array_equal(
         pair_count_matrix(scores, gt.labels, video, gt.n_videos), expected
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sorted_pair_counts_with_both_roles_equals_pair_loop(seed: int) -> None:
+    """Weighted entries, some only rows, some only columns, some both (an entry then meets
+    itself at τ = ½), on a coarse grid: every pair of entries counted in a double loop."""
+    rng = np.random.default_rng(seed)
+    size = 60
+    scores = np.sort(np.round(rng.random(size) * 5) / 5)
+    row = np.where(rng.random(size) < 0.5, rng.integers(0, 4, size), -1)
+    column = np.where(rng.random(size) < 0.7, rng.integers(0, 6, size), -1)
+    weight = rng.integers(1, 17, size).astype(np.float64)
+    expected = np.zeros((4, 6))
+    for t, s in itertools.product(range(size), range(size)):
+        if row[t] >= 0 and column[s] >= 0:
+            tau = 1.0 if scores[t] > scores[s] else 0.5 if scores[t] == scores[s] else 0.0
+            expected[row[t], column[s]] += weight[t] * weight[s] * tau
+    np.testing.assert_array_equal(sorted_pair_counts(scores, row, column, weight, (4, 6)), expected)
 
 
 def test_pair_count_matrix_float32_ties_survive_upcasting() -> None:

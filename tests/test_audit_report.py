@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from vadscene.audit import figures
+from vadscene.audit import report as report_module
 from vadscene.audit import result as result_module
 from vadscene.audit.report import write_report
 from vadscene.audit.result import AuditResult
@@ -261,6 +262,45 @@ def test_writes_every_file_and_reports_progress(scored: AuditResult, tmp_path: P
         assert path == tmp_path / "out" / name and path.stat().st_size > 0
     on_disk = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.*")}
     assert on_disk == set(written)  # no temp files left behind
+
+
+def test_rewriting_a_report_keeps_its_unchanged_figures(
+    scored: AuditResult, gt_only: AuditResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A figure is rendered again only when its spec changed or its SVG was edited; kept
+    figures read exactly as rendered, and the HTML is the same either way."""
+    rendered: list[dict] = []
+    render = report_module.vl_convert.vegalite_to_svg
+
+    def counting(spec: dict) -> str:
+        rendered.append(spec)
+        return render(spec)
+
+    monkeypatch.setattr(report_module.vl_convert, "vegalite_to_svg", counting)
+    out = tmp_path / "out"
+    first = write_report(scored, out)
+    figures_written = sorted(n for n in first if n.startswith("figures/"))
+    before = {name: first[name].read_text() for name in [*figures_written, "report.html"]}
+    assert len(rendered) == len(figures_written)
+
+    rendered.clear()
+    again = write_report(scored, out)
+    assert rendered == []
+    assert {name: again[name].read_text() for name in before} == before
+
+    edited = again[figures_written[0]]
+    edited.write_text(edited.read_text().replace("<svg", "<svg data-edited='1'", 1))
+    again = write_report(scored, out)
+    assert (
+        len(rendered) == 1 and again[figures_written[0]].read_text() == before[figures_written[0]]
+    )
+
+    rendered.clear()
+    other = write_report(gt_only, out)  # the same ground truth: its one figure is kept
+    assert rendered == []
+    assert [n for n in other if n.startswith("figures/")] == ["figures/composition.svg"]
+    write_report(scored, out)  # the figures the last report lacked are rendered
+    assert len(rendered) == len(figures_written) - 1
 
 
 def test_json_equals_the_result(scored: AuditResult, report: dict[str, Path]):

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numba import njit
 from threadpoolctl import threadpool_limits
 
 from vadscene import jsonio
@@ -48,7 +49,7 @@ from vadscene.audit.loaders import (
     _read_table,
 )
 from vadscene.audit.metrics import ratio_or_nan
-from vadscene.audit.pairs import FrameRuns, pair_counts_of_runs
+from vadscene.audit.pairs import sorted_pair_counts
 from vadscene.errors import parse_failure
 from vadscene.video_lists import video_id_from_entry
 
@@ -412,10 +413,15 @@ class _Units:
 
     @classmethod
     def of(cls, ground_truth: GroundTruth, classes: FrameClasses) -> _Units:
-        video = ground_truth.video_index()
-        key = video.astype(np.int64) * (len(classes.class_sets) + 1) + classes.codes + 1
-        keys, unit = np.unique(key, return_inverse=True)
         stride = len(classes.class_sets) + 1
+        key = ground_truth.video_index().astype(np.int64) * stride + classes.codes + 1
+        # A frame's key mostly repeats its predecessor's: the unique keys of the runs (a few
+        # per video) replace a sort of every frame.
+        first = np.ones(key.size, dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        starts = np.flatnonzero(first)
+        keys, run_unit = np.unique(key[starts], return_inverse=True)
+        unit = np.repeat(run_unit, np.diff(np.r_[starts, key.size]))
         return cls(
             unit=unit.astype(np.intp),
             video=(keys // stride).astype(np.intp),
@@ -436,32 +442,43 @@ class _UnitRuns:
     @classmethod
     def of(cls, model: DefinitionScores, units: _Units) -> _UnitRuns:
         scores = model.scores
-        first = np.ones(scores.shape[0], dtype=bool)
-        first[1:] = (scores[1:] != scores[:-1]).any(1) | (units.unit[1:] != units.unit[:-1])
-        starts = np.flatnonzero(first)
+        starts = np.flatnonzero(_run_starts(scores, units.unit))
         weight = np.diff(np.append(starts, scores.shape[0])).astype(np.float64)
         return cls(scores[starts], units.unit[starts], weight)
 
 
-def unit_pair_counts(scores: np.ndarray, runs: _UnitRuns, units: _Units) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def _run_starts(scores, unit):  # type: ignore[no-untyped-def]
+    """Frames that start a run: a new unit, or a score differing under some definition.
+    A loop stops comparing a frame at its first difference; numpy compared every column
+    and built an (F × D) temporary (45 ms for UCF-Crime × 13 definitions)."""
+    first = np.empty(unit.size, np.bool_)
+    if unit.size:
+        first[0] = True
+    for i in range(1, unit.size):
+        first[i] = unit[i] != unit[i - 1]
+        for j in range(scores.shape[1]):
+            if first[i]:
+                break
+            first[i] = scores[i, j] != scores[i - 1, j]
+    return first
+
+
+def unit_pair_counts(
+    scores: np.ndarray, order: np.ndarray, runs: _UnitRuns, units: _Units
+) -> np.ndarray:
     """W[i, v] = Σ_{t∈u_i} Σ_{s∈v} τ(s_t, s_s) for the anomalous units u_i (in unit order) and
     every unit v: the pair counts of the anomalous frames against every frame, from one
-    :func:`.pairs.pair_counts_of_runs` call in which anomalous runs play both roles.
-    ``scores``: one definition's score per run of ``runs``."""
+    :func:`.pairs.sorted_pair_counts` sweep in which anomalous runs play both roles.
+    ``scores``: one definition's score per run of ``runs``; ``order`` sorts them ascending."""
     n_units = units.video.size
     anomalous_units = np.flatnonzero(units.class_set >= 0)
     rank = np.full(n_units, -1)
     rank[anomalous_units] = np.arange(anomalous_units.size)
-    anomalous = rank[runs.unit] >= 0
-    both = FrameRuns(
-        scores=np.concatenate([scores[anomalous], scores]),
-        labels=np.concatenate([np.ones(int(anomalous.sum()), bool), np.zeros(scores.size, bool)]),
-        # Rows (anomalous role) and columns (every frame) index different things, so the
-        # two roles share one index range: ranks of anomalous units, and units.
-        video=np.concatenate([rank[runs.unit[anomalous]], runs.unit]),
-        weight=np.concatenate([runs.weight[anomalous], runs.weight]),
+    unit = runs.unit[order]
+    return sorted_pair_counts(
+        scores[order], rank[unit], unit, runs.weight[order], (anomalous_units.size, n_units)
     )
-    return pair_counts_of_runs(both, n_units)[: anomalous_units.size]
 
 
 # --- the probes -----------------------------------------------------------------------------
@@ -500,22 +517,26 @@ def audit_definitions(
     units = _Units.of(ground_truth, classes)
     weights = np.vstack([np.ones((1, ground_truth.n_videos)), _or_empty(resamples, ground_truth)])
     rows: dict[str, list[dict]] = {"probes": [], "queries": [], "classes": []}
-
-    def one_model(model: DefinitionScores) -> dict[str, list[dict]]:
-        own: dict[str, list[dict]] = {name: [] for name in rows}
-        _audit_model(ground_truth, model, classes, queries, units, weights, selection_seed, own)
-        return own
-
+    # Per definition, the class sets whose frames meet anomalous ones as positives: its own
+    # class (DC-Disc) and the targets of its queries (D@5ˣ).
+    against_anomalies: dict[str, set[int]] = {}
+    for c in classes.classes:
+        against_anomalies.setdefault(c, set()).update(_own_sets(classes, c))
+    for query in queries:
+        against_anomalies.setdefault(query.definition, set()).update(
+            _target_sets(classes, query.classes)
+        )
     # Many small products: a threaded BLAS only contends for the cores (26× slower on a
-    # loaded 2-core machine), so one BLAS thread, and two models at a time instead (numpy
-    # releases the GIL in its sorts and sums); rows keep the models' order.
+    # loaded 2-core machine), so one BLAS thread, and two definitions at a time instead.
+    # Models go one after the other, so only one model's per-definition sums are held.
     with (
         threadpool_limits(limits=1, user_api="blas"),
         ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
     ):
-        for model_rows in pool.map(one_model, models):
-            for name, new_rows in model_rows.items():
-                rows[name].extend(new_rows)
+        for model in models:
+            sums = _ModelSums(model, units, weights)
+            list(pool.map(sums.prepare, against_anomalies, against_anomalies.values()))
+            _audit_model(model, classes, queries, sums, weights, selection_seed, rows)
     return DefinitionAudit(
         probes=pd.DataFrame(rows["probes"], columns=PROBE_COLUMNS),
         queries=pd.DataFrame(rows["queries"], columns=QUERY_COLUMNS),
@@ -554,7 +575,7 @@ def _or_empty(resamples: np.ndarray | None, ground_truth: GroundTruth) -> np.nda
 
 
 class _ModelSums:
-    """One model's pair-count block sums per definition, computed on first use.
+    """One model's pair counts, block sums and AP order per definition (:meth:`prepare`).
 
     H[L, g, r] = Σ_{u: class set L} Σ_{v ∈ group g} k_u(r)·W[u, v]·k_v(r) for replicate r
     (row 0: the point estimate), groups g = 0 for normal units and 1 + L' for class set L'.
@@ -582,25 +603,51 @@ class _ModelSums:
         self._sums: dict[str, np.ndarray] = {}
         self._ranked: dict[str, _SortedScores] = {}
 
+    def prepare(self, definition: str, against_anomalies: Iterable[int]) -> None:
+        """Everything the probes read of one definition's scores, from one sort: W, its block
+        sums H (against anomalous groups only for the class sets ``against_anomalies``) and
+        the descending order AP walks. Definitions are independent, so several may be
+        prepared at once on different threads (the sort, the pair count and the products
+        release the GIL)."""
+        column = np.ascontiguousarray(self.runs.scores[:, self.model.definitions.index(definition)])
+        order = np.argsort(column)
+        w = unit_pair_counts(column, order, self.runs, self.units)
+        self._pairs[definition] = w
+        self._sums[definition] = self._block_sums(w, sorted(against_anomalies))
+        self._ranked[definition] = _SortedScores(
+            column, order[::-1], self.runs.unit, self.runs.weight
+        )
+
     def pairs(self, definition: str) -> np.ndarray:
         """W of the definition's scores (anomalous units × units)."""
-        if definition not in self._pairs:
-            column = self.runs.scores[:, self.model.definitions.index(definition)]
-            self._pairs[definition] = unit_pair_counts(column, self.runs, self.units)
         return self._pairs[definition]
 
     def sums(self, definition: str) -> np.ndarray:
-        if definition not in self._sums:
-            w = self.pairs(definition)[:, self._by_group]
-            k_rows = self.k_units[:, self.anomalous_units].T  # (A units, R + 1)
-            n_groups = self.group_frames.shape[1]
-            blocks = np.empty((self.row_sets.shape[1], n_groups, self.k_units.shape[0]))
-            for g in range(n_groups):
-                start, stop = self._bounds[g], self._bounds[g + 1]
-                per_row = w[:, start:stop] @ self._k_sorted[start:stop]  # (A units, R + 1)
-                blocks[:, g, :] = self.row_sets.T @ (k_rows * per_row)
-            self._sums[definition] = blocks
+        """H of the definition's scores (class sets × groups × replicates)."""
         return self._sums[definition]
+
+    def ranked(self, definition: str) -> _SortedScores:
+        return self._ranked[definition]
+
+    def _block_sums(self, w: np.ndarray, sets: list[int]) -> np.ndarray:
+        """H[:, 0] for every class set, H[sets, 1:] for the given ones, NaN elsewhere: every
+        class's frames meet the normal frames under every definition (DC-DetΔ), but only a
+        definition's own classes meet the other anomalies — the rest would be 2/3 of the
+        products, never read."""
+        w = w[:, self._by_group]
+        k_rows = self.k_units[:, self.anomalous_units].T  # (A units, R + 1)
+        n_groups = self.group_frames.shape[1]
+        blocks = np.full((self.row_sets.shape[1], n_groups, self.k_units.shape[0]), np.nan)
+        normal = slice(self._bounds[0], self._bounds[1])
+        per_row = w[:, normal] @ self._k_sorted[normal]  # (A units, R + 1)
+        blocks[:, 0, :] = self.row_sets.T @ (k_rows * per_row)
+        rows = np.flatnonzero(self.row_sets[:, sets].any(1))
+        row_sets = self.row_sets[np.ix_(rows, sets)]
+        for g in range(1, n_groups):
+            start, stop = self._bounds[g], self._bounds[g + 1]
+            per_row = w[rows, start:stop] @ self._k_sorted[start:stop]
+            blocks[sets, g, :] = row_sets.T @ (k_rows[rows] * per_row)
+        return blocks
 
     def auroc_parts(
         self, definition: str, positive: list[int], negative_groups: list[int]
@@ -615,35 +662,27 @@ class _ModelSums:
         pairs, n_positive, n_negative = self.auroc_parts(definition, positive, negative_groups)
         return ratio_or_nan(pairs, n_positive * n_negative)
 
-    def ranked(self, definition: str) -> _SortedScores:
-        if definition not in self._ranked:
-            column = self.runs.scores[:, self.model.definitions.index(definition)]
-            self._ranked[definition] = _SortedScores(column, self.runs.unit, self.runs.weight)
-        return self._ranked[definition]
-
     def ap(self, definition: str, positive: list[int], negative_groups: list[int]) -> float:
         positive_units = np.isin(self.group, [1 + s for s in positive])
         return self.ranked(definition).ap(positive_units, np.isin(self.group, negative_groups))
 
 
 def _audit_model(
-    ground_truth: GroundTruth,
     model: DefinitionScores,
     classes: FrameClasses,
     queries: list[Query],
-    units: _Units,
+    sums: _ModelSums,
     weights: np.ndarray,
     selection_seed: int,
     rows: dict[str, list[dict]],
 ) -> None:
-    sums = _ModelSums(model, units, weights)
     set_of = [set(s) for s in classes.class_sets]
     label = {"model": model.name}
     # D@5 per query: N and X parts from the same pair sums, so the identity is exact.
     d5: dict[str, list[np.ndarray]] = {"D@5": [], "D@5N": [], "D@5X": []}
     d5_ap: dict[str, list[float]] = {"D@5": [], "D@5N": [], "D@5X": []}
     for query in queries:
-        target = [i for i, s in enumerate(set_of) if s <= query.classes]
+        target = _target_sets(classes, query.classes)
         excluded = [1 + i for i, s in enumerate(set_of) if not s <= query.classes]
         pairs_n, n_target, n_normal = sums.auroc_parts(query.definition, target, [0])
         pairs_x, _, n_excluded = sums.auroc_parts(query.definition, target, excluded)
@@ -682,13 +721,15 @@ def _audit_model(
         _probe_row(rows, model, probe, "ap", np.array([_nanmean(d5_ap[probe])]), len(queries))
 
     # DC-Disc and DC-DetΔ over the classes, one singleton definition per class.
-    own_sets = [[i for i, s in enumerate(set_of) if s == {c}] for c in classes.classes]
-    own_units = np.column_stack([np.isin(sums.group, [1 + i for i in o]) for o in own_sets])
+    own_sets = [_own_sets(classes, c) for c in classes.classes]
+    own_class = np.full(sums.group.size, -1)
+    for index, own in enumerate(own_sets):
+        own_class[np.isin(sums.group, [1 + i for i in own])] = index
     normal_units = sums.group == 0
     # AP of every class's frames against the normal frames under every definition:
     # detection_ap[k, c] (one pass per definition for all classes).
     detection_ap = np.vstack(
-        [sums.ranked(k).ap_many(own_units, normal_units) for k in classes.classes]
+        [sums.ranked(k).ap_many(own_class, len(own_sets), normal_units) for k in classes.classes]
     )
     disc, det_delta, disc_ap, det_delta_ap = [], [], [], []
     for index, c in enumerate(classes.classes):
@@ -733,6 +774,16 @@ def _audit_model(
             resampled = _cluster_bootstrap(np.array(terms), clusters, replicates, selection_seed)
             values = np.r_[values, resampled]
         _probe_row(rows, model, "DC-SelΔ", metric, values, len(terms))
+
+
+def _target_sets(classes: FrameClasses, wanted: frozenset[str]) -> list[int]:
+    """The class sets inside a query's Γ: its targets A_Γ."""
+    return [i for i, s in enumerate(classes.class_sets) if s <= wanted]
+
+
+def _own_sets(classes: FrameClasses, c: str) -> list[int]:
+    """The class sets of A_c: exactly {c}."""
+    return [i for i, s in enumerate(classes.class_sets) if s == {c}]
 
 
 def _selection_terms(
@@ -831,35 +882,79 @@ class _SortedScores:
     """Weighted entries (runs of identical frames, each in one unit) sorted once, highest
     score first, so that AP for any positive/negative unit sets costs one pass:
     AP = Σ_k (R_k − R_{k−1})·P_k over the distinct thresholds, as
-    ``sklearn.metrics.average_precision_score`` on the selected frames."""
+    ``sklearn.metrics.average_precision_score`` on the selected frames. ``order`` sorts
+    ``scores`` descending; the order within ties is free, since AP reads the cumulative
+    (integer, exact) weights only at the last entry of each tie."""
 
-    def __init__(self, scores: np.ndarray, unit: np.ndarray, weight: np.ndarray) -> None:
-        order = np.argsort(-scores, kind="stable")
+    def __init__(
+        self, scores: np.ndarray, order: np.ndarray, unit: np.ndarray, weight: np.ndarray
+    ) -> None:
         ranked = scores[order]
         self.unit = unit[order]
         self.weight = weight[order]
         self.last_of_tie = np.r_[ranked[1:] != ranked[:-1], True]
 
     def ap(self, positive_units: np.ndarray, negative_units: np.ndarray) -> float:
-        positive = self.weight * positive_units[self.unit]
-        negative = self.weight * negative_units[self.unit]
-        total = positive.sum()
-        if total == 0:
+        """AP of the frames of ``positive_units`` against those of ``negative_units`` (disjoint
+        boolean masks over the units)."""
+        _, gained, true_positives, predicted = _ap_hits(
+            self.unit, self.weight, self.last_of_tie, np.where(positive_units, 0, -1),
+            negative_units, 1,
+        )  # fmt: skip
+        if gained.size == 0:
             return float("nan")
-        true_positives = np.cumsum(positive)[self.last_of_tie]
-        predicted = true_positives + np.cumsum(negative)[self.last_of_tie]
-        gained = np.diff(np.r_[0, true_positives])
-        hit = gained > 0  # thresholds where recall moves (predicted > 0 there)
-        return float(np.sum(gained[hit] / total * true_positives[hit] / predicted[hit]))
+        total = true_positives[-1]
+        return float(np.sum(gained / total * true_positives / predicted))
 
-    def ap_many(self, positive_units: np.ndarray, negative_units: np.ndarray) -> np.ndarray:
-        """:meth:`ap` for several positive sets at once: ``positive_units`` (units, C)."""
-        positive = self.weight[:, None] * positive_units[self.unit]
-        negative = self.weight * negative_units[self.unit]
-        total = positive.sum(0)
-        true_positives = np.cumsum(positive, axis=0)[self.last_of_tie]
-        predicted = true_positives + np.cumsum(negative)[self.last_of_tie][:, None]
-        gained = np.diff(true_positives, axis=0, prepend=0.0)
+    def ap_many(
+        self, positive_class: np.ndarray, n_sets: int, negative_units: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`ap` for ``n_sets`` disjoint positive sets at once: ``positive_class``
+        (units,) gives each unit's set (−1: none); one AP per set, NaN for an empty one."""
+        which, gained, true_positives, predicted = _ap_hits(
+            self.unit, self.weight, self.last_of_tie, positive_class, negative_units, n_sets
+        )
+        sums = np.zeros(n_sets)
+        np.add.at(sums, which, gained * true_positives / predicted)  # in threshold order
+        total = np.bincount(which, gained, minlength=n_sets)
         with np.errstate(invalid="ignore", divide="ignore"):
-            terms = np.where(gained > 0, gained * true_positives / predicted, 0.0)
-            return np.where(total > 0, terms.sum(0) / total, np.nan)
+            return np.where(total > 0, sums / total, np.nan)
+
+
+@njit(cache=True, nogil=True)
+def _ap_hits(unit, weight, last_of_tie, positive_class, negative_units, n_sets):  # type: ignore[no-untyped-def]
+    """The thresholds where some positive set's recall moves, in descending score order:
+    (set, frames gained, true positives, predicted positives) at each, one row per set that
+    gains. One pass over the sorted entries serves every set, and AP's sum reads only these
+    rows (docs/metrics.md "Definition-conditioned probes": AP as sklearn computes it)."""
+    size = unit.size
+    which = np.empty(size, np.int64)
+    gained = np.empty(size)
+    true_positives = np.empty(size)
+    predicted = np.empty(size)
+    positive = np.zeros(n_sets)
+    counted = np.zeros(n_sets)  # true positives at the previous threshold
+    moved = np.empty(n_sets, np.int64)
+    n_moved = 0
+    negative = 0.0
+    hits = 0
+    for i in range(size):
+        member = positive_class[unit[i]]
+        if member >= 0:
+            if positive[member] == counted[member]:
+                moved[n_moved] = member
+                n_moved += 1
+            positive[member] += weight[i]
+        elif negative_units[unit[i]]:
+            negative += weight[i]
+        if last_of_tie[i]:
+            for j in range(n_moved):
+                member = moved[j]
+                which[hits] = member
+                gained[hits] = positive[member] - counted[member]
+                true_positives[hits] = positive[member]
+                predicted[hits] = positive[member] + negative
+                counted[member] = positive[member]
+                hits += 1
+            n_moved = 0
+    return which[:hits], gained[:hits], true_positives[:hits], predicted[:hits]

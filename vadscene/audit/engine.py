@@ -162,8 +162,9 @@ def run_audit(
     replicates: dict[str, dict[str, np.ndarray]] = {}
     estimates: dict[str, dict[str, float]] = {}
     report("models", 0, len(models))
-    # Models are independent: two threads overlap one model's sort and chunked sums (numpy
-    # releases the GIL there) with another's; the output keeps the models' order.
+    # Models are independent: two threads overlap one model's sort and pair-count sweep (numpy
+    # and the compiled sweep release the GIL) with another's; the output keeps the models'
+    # order.
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         futures = [
             pool.submit(_audit_model, bench, model, resamples, contrasts, interval_ap)

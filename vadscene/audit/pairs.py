@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-_CHUNK_CELLS = 4_000_000  # rows × videos per chunk: bounds memory at ~32 MB per buffer
+from numba import njit
 
 
 class FrameRuns(NamedTuple):
@@ -46,22 +45,6 @@ def frame_runs(scores: np.ndarray, labels: np.ndarray, video_index: np.ndarray) 
     return FrameRuns(scores[starts].astype(np.float64), labels[starts], video_index[starts], weight)
 
 
-def merge_identical(
-    scores: np.ndarray, labels: np.ndarray, video: np.ndarray, weight: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sort weighted entries by score and merge neighbours with equal (score, label, video).
-
-    Merging is only a saving — entries left apart count the same — so the fast unstable
-    sort serves.
-    """
-    order = np.argsort(scores)
-    s, y, v, w = scores[order], labels[order], video[order], weight[order]
-    first = np.ones(s.size, dtype=bool)
-    first[1:] = (s[1:] != s[:-1]) | (y[1:] != y[:-1]) | (v[1:] != v[:-1])
-    starts = np.flatnonzero(first)
-    return s[starts], y[starts], v[starts], np.add.reduceat(w, starts) if starts.size else w
-
-
 def video_constant_pair_counts(values: np.ndarray, a: np.ndarray, n: np.ndarray) -> np.ndarray:
     """U for scores constant within each video (video means, the oracle): no sort needed.
 
@@ -84,16 +67,9 @@ def pair_count_matrix(
     labels : (F,) 0/1 or bool, 1 = anomalous frame.
     video_index : (F,) int in [0, n_videos), the video of each frame.
 
-    Method (no loop over frames or pairs): runs of identical consecutive frames
-    (:func:`frame_runs`) are sorted once by score and identical (score, label, video)
-    entries merged with their multiplicity w (:func:`merge_identical`). For a normal entry
-    s of video v, the anomalous entries of video u above it count
-    A_u − ½(C_u(k⁻_s) + C_u(k⁺_s)), where k⁻/k⁺ = searchsorted left/right of s into the
-    sorted anomalous scores and C_u(k) = weight of u among the first k of them. Summing by
-    videos gives U = a ⊗ n − R with R[u, v] = Σ_j [u_j = u] w_j T[j, v], where
-    T[j, v] = ½ Σ_{s ∈ v} w_s (1[k⁻_s > j] + 1[k⁺_s > j]) is a suffix sum over j computed
-    in chunks. Cost O(F + F' log F' + A'·V) for F' runs and A' distinct anomalous entries
-    (scores repeated per 16-frame snippet: F' ≈ F/16).
+    Method: runs of identical consecutive frames (:func:`frame_runs`) are sorted once by
+    score and counted by :func:`sorted_pair_counts`. Cost O(F + F' log F' + A'·V) for F'
+    runs and A' anomalous runs (scores repeated per 16-frame snippet: F' ≈ F/16).
 
     Examples
     --------
@@ -106,56 +82,68 @@ def pair_count_matrix(
 
 def pair_counts_of_runs(runs: FrameRuns, n_videos: int) -> np.ndarray:
     """:func:`pair_count_matrix` of frames already collapsed by :func:`frame_runs`."""
-    s, y, v, weight = merge_identical(*runs)
-    anomalous_scores, anomalous_video, anomalous_weight = s[y], v[y], weight[y]
-    normal_scores, normal_video, normal_weight = s[~y], v[~y], weight[~y]
-    if anomalous_scores.size == 0 or normal_scores.size == 0:
-        return np.zeros((n_videos, n_videos))
-    anomalous_total = np.bincount(anomalous_video, anomalous_weight, minlength=n_videos)
-    normal_total = np.bincount(normal_video, normal_weight, minlength=n_videos)
-
-    # Events: each normal entry adds w/2 at k⁻ and at k⁺ (positions in the anomalous order).
-    event_k = np.concatenate(
-        [
-            np.searchsorted(anomalous_scores, normal_scores, "left"),
-            np.searchsorted(anomalous_scores, normal_scores, "right"),
-        ]
+    order = np.argsort(runs.scores)  # ties form one group in the count: no stable sort needed
+    video = runs.video.astype(np.int64)
+    return sorted_pair_counts(
+        runs.scores[order],
+        np.where(runs.labels, video, -1)[order],
+        np.where(runs.labels, -1, video)[order],
+        runs.weight[order],
+        (n_videos, n_videos),
     )
-    by_k = np.argsort(event_k, kind="stable")  # two sorted runs: a linear merge
-    event_k = event_k[by_k]
-    event_video = np.concatenate([normal_video, normal_video])[by_k]
-    event_weight = np.concatenate([normal_weight, normal_weight])[by_k] * 0.5
 
-    rows = anomalous_scores.size
-    top = np.searchsorted(event_k, rows, "left")  # normal entries above every anomalous one
-    tail = np.bincount(event_video[top:], event_weight[top:], minlength=n_videos)  # k ≥ j1
-    reduction = np.zeros((n_videos, n_videos))
-    chunk = max(1, _CHUNK_CELLS // max(n_videos, 1))
-    for j1 in range(rows, 0, -chunk):
-        j0 = max(0, j1 - chunk)
-        lo = np.searchsorted(event_k, j0, "left")
-        hi = np.searchsorted(event_k, j1, "left")
-        # Row m holds events at k = j1 − m (row 0 stays empty); after the cumulative sum,
-        # row m = Σ events with j1 − m ≤ k < j1, so T[j] − tail = row j1 − 1 − j.
-        cumulative = (
-            np.bincount(
-                (j1 - event_k[lo:hi]) * n_videos + event_video[lo:hi],
-                weights=event_weight[lo:hi],
-                minlength=(j1 - j0 + 1) * n_videos,
-            )
-            .reshape(j1 - j0 + 1, n_videos)
-            .astype(np.float64, copy=False)
-        )  # empty → int64
-        np.cumsum(cumulative, axis=0, out=cumulative)
-        owner = anomalous_video[j0:j1]
-        group = np.argsort(owner, kind="stable")
-        owner_sorted = owner[group]
-        weights = anomalous_weight[j0:j1][group]
-        weighted = np.take(cumulative, (j1 - 1 - j0) - group, axis=0)
-        weighted *= weights[:, None]
-        boundaries = np.flatnonzero(np.r_[True, owner_sorted[1:] != owner_sorted[:-1]])
-        owners = owner_sorted[boundaries]
-        reduction[owners] += np.add.reduceat(weighted, boundaries, axis=0)
-        reduction[owners] += np.outer(np.add.reduceat(weights, boundaries), tail)
-        tail = tail + cumulative[-1]
-    return np.outer(anomalous_total, normal_total) - reduction
+
+def sorted_pair_counts(
+    scores: np.ndarray,
+    row: np.ndarray,
+    column: np.ndarray,
+    weight: np.ndarray,
+    shape: tuple[int, int],
+) -> np.ndarray:
+    """W[r, c] = Σ_{t: row_t = r} Σ_{s: column_s = c} w_t·w_s·τ(x_t, x_s) over weighted
+    entries sorted by score x (ascending); row or column −1: the entry plays no such role, and
+    an entry may play both (then it meets itself with τ = ½, as a frame listed on both sides).
+
+    The one pair-count engine of the audit (docs/metrics.md "Pair counts"): U is W with
+    anomalous runs as rows and normal runs as columns; the definition probes use anomalous
+    units as rows and every unit as columns. Every entry is a half-integer, exact in float64,
+    so the result does not depend on the order of the additions.
+    """
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    return _count_sorted(
+        scores,
+        np.ascontiguousarray(row, dtype=np.int64),
+        np.ascontiguousarray(column, dtype=np.int64),
+        np.ascontiguousarray(weight, dtype=np.float64),
+        shape[0],
+        shape[1],
+    )
+
+
+@njit(cache=True, nogil=True)
+def _count_sorted(scores, row, column, weight, n_rows, n_columns):  # type: ignore[no-untyped-def]
+    # One ascending sweep over the tie groups. ``below`` holds each column's weight under the
+    # current group plus half of the group's own (τ = ½ on ties), so a row entry of the group
+    # adds w_t·below to its row: O(entries + row entries × columns), no pair enumerated.
+    counts = np.zeros((n_rows, n_columns))
+    below = np.zeros(n_columns)
+    size = scores.size
+    first = 0
+    while first < size:
+        end = first + 1
+        while end < size and scores[end] == scores[first]:
+            end += 1
+        for s in range(first, end):
+            if column[s] >= 0:
+                below[column[s]] += 0.5 * weight[s]
+        for t in range(first, end):
+            if row[t] >= 0:
+                target = counts[row[t]]
+                w = weight[t]
+                for c in range(n_columns):
+                    target[c] += w * below[c]
+        for s in range(first, end):
+            if column[s] >= 0:
+                below[column[s]] += 0.5 * weight[s]
+        first = end
+    return counts
