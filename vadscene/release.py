@@ -507,10 +507,11 @@ def import_release(
             f"{origin}: {len(unknown)} released videos are not registered in {workspace.root}",
             unknown[:20] + ([f"… and {len(unknown) - 20} more"] if len(unknown) > 20 else []),
         )
+    new_ids = set(unknown)  # a set: membership in the list made this quadratic in the videos
     new_videos = [
         VideoInfo(**v.model_dump(include=set(VideoInfo.model_fields)))
         for v in release.videos
-        if v.video_id in unknown
+        if v.video_id in new_ids
     ]
     return workspace.store.import_rows(
         videos=new_videos,
