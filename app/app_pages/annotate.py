@@ -139,16 +139,14 @@ position = index[video_id]
 around = {video_id, videos[(position + 1) % len(videos)], videos[(position - 1) % len(videos)]}
 later = [v for v, s in queue[position + 1 :] + queue[:position] if s == "incomplete"]
 around.update(later[:1])
-measurements = store.measurements()
-marks = store.marks()
 factors = list(workspace.catalogue.factors)
 rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
 
 
 def _view(video: str) -> dict:
     info = store.video(video)
-    states = factor_states(store, video, annotator, measurements=measurements)
-    mark = marks.get((video, annotator), {"flag": False, "note": None})
+    states = factor_states(store, video, annotator)
+    mark = store.marks(video_id=video).get((video, annotator), {"flag": False, "note": None})
     return {
         "src": video_url(video),
         "filmstrip": filmstrip_url(video),
