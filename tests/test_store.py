@@ -185,6 +185,25 @@ def test_manual_decision_on_auto_factor_is_an_override(store: AnnotationStore) -
         store.record_decision(v, "color", "color", annotator="auto", source="auto")
 
 
+def test_measurements_of_one_video(store: AnnotationStore) -> None:
+    from vadscene.records import Measurement
+
+    for i, video in enumerate(VIDEOS[:2]):
+        store.record_measurement(
+            video,
+            "sharpness",
+            Measurement(
+                value=float(i), decoder="opencv", frames_read=10, seconds=0.1,
+                measured_at=datetime.now(UTC),
+            ),
+        )  # fmt: skip
+    assert set(store.measurements()) == set(VIDEOS[:2])
+    one = store.measurements(video_id=VIDEOS[1])
+    assert list(one) == [VIDEOS[1]]
+    assert one[VIDEOS[1]]["sharpness"].value == 1.0
+    assert store.measurements(video_id=VIDEOS[2]) == {}
+
+
 def test_marks_are_logged_and_current_state_is_latest(store: AnnotationStore) -> None:
     v = VIDEOS[2]
     store.set_mark(v, "flag", True, annotator="ana")

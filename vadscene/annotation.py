@@ -21,7 +21,7 @@ from typing import Literal
 
 from vadscene.catalogue import AMBIGUOUS, Factor
 from vadscene.errors import StoreError, VadsceneError
-from vadscene.records import AUTO_ANNOTATOR, Measurement
+from vadscene.records import AUTO_ANNOTATOR
 from vadscene.review import disputes
 from vadscene.store import AnnotationStore, Decision
 
@@ -78,23 +78,15 @@ class Outcome:
         return self.status != "failed"
 
 
-def factor_states(
-    store: AnnotationStore,
-    video_id: str,
-    annotator: str,
-    *,
-    measurements: dict[str, dict[str, Measurement]] | None = None,
-) -> list[FactorState]:
+def factor_states(store: AnnotationStore, video_id: str, annotator: str) -> list[FactorState]:
     """The annotator's values, and auto poles with their measurements, for every factor.
 
-    ``measurements`` is :meth:`~vadscene.store.AnnotationStore.measurements`, read once by a
-    caller that asks about several videos (it covers the whole workspace)."""
+    Reads this video's rows only: the Annotate page asks about a few videos per key, and the
+    whole workspace's measurements (thousands of rows to parse) would cost more than the key."""
     decisions = store.current_decisions(video_id=video_id)
     mine = {d.factor: d.value for d in decisions if d.annotator == annotator}
     auto = {d.factor: d.value for d in decisions if d.annotator == AUTO_ANNOTATOR}
-    if measurements is None:
-        measurements = store.measurements()
-    measured = measurements.get(video_id, {})
+    measured = store.measurements(video_id=video_id).get(video_id, {})
     states = []
     for factor in store.catalogue.factors:
         statistic = factor.auto.statistic if factor.auto else None

@@ -931,11 +931,14 @@ class AnnotationStore:
         """(video, reason) of every video whose last measurement failed."""
         return self._read("SELECT video_id, reason FROM measurement_failures ORDER BY video_id")
 
-    def measurements(self) -> dict[str, dict[str, Measurement]]:
-        """video → statistic → measurement."""
+    def measurements(self, *, video_id: str | None = None) -> dict[str, dict[str, Measurement]]:
+        """video → statistic → measurement (of one video, if ``video_id`` is given: a page
+        showing a few videos then parses their rows, not the whole workspace's)."""
+        where, params = ("WHERE video_id = ?", (video_id,)) if video_id else ("", ())
         rows = self._read(
             "SELECT video_id, statistic, value, params, decoder, frames_read, seconds, "
-            "measured_at FROM measurements ORDER BY video_id, statistic"
+            f"measured_at FROM measurements {where} ORDER BY video_id, statistic",
+            params,
         )
         result: dict[str, dict[str, Measurement]] = {}
         for vid, stat, value, params, decoder, frames, seconds, at in rows:
