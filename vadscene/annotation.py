@@ -101,24 +101,6 @@ def factor_states(store: AnnotationStore, video_id: str, annotator: str) -> list
     return states
 
 
-def incomplete_videos(store: AnnotationStore, annotator: str) -> list[str]:
-    """Videos (in id order) where the annotator has not decided every manual factor."""
-    manual = {f.key for f in store.catalogue.factors if f.source == "manual"}
-    decided: dict[str, set[str]] = {}
-    for video_id, factor in store.current_values(annotator):
-        decided.setdefault(video_id, set()).add(factor)
-    return [v for v in store.video_ids() if not manual <= decided.get(v, set())]
-
-
-def next_incomplete(store: AnnotationStore, annotator: str, after: str | None) -> str | None:
-    """The first incomplete video after ``after`` (wrapping around), or None when all are done."""
-    remaining = incomplete_videos(store, annotator)
-    if not remaining:
-        return None
-    later = [v for v in remaining if after is None or v > after]
-    return (later or remaining)[0]
-
-
 def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, QueueStatus]]:
     """The annotator's videos in working order (by id) with where each stands for them.
 
@@ -241,6 +223,13 @@ class AnnotatorQueue:
     def queue(self) -> list[tuple[str, QueueStatus]]:
         """As :func:`video_queue` returns it."""
         return list(self.statuses.items())
+
+    def next_incomplete(self, after: str | None = None) -> str | None:
+        """The first ``incomplete`` video after ``after`` in working order (wrapping around),
+        or None when none is left. Flagged videos are set aside, so they are skipped."""
+        remaining = [video for video, status in self.statuses.items() if status == "incomplete"]
+        later = [video for video in remaining if after is None or video > after]
+        return (later or remaining or [None])[0]
 
 
 def pending_events(events: object) -> list[dict]:

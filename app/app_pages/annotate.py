@@ -19,7 +19,6 @@ from vadscene.annotation import (
     AnnotatorQueue,
     factor_states,
     handle_events,
-    next_incomplete,
 )
 from vadscene.catalogue import AMBIGUOUS
 from vadscene.records import AUTO_ANNOTATOR
@@ -161,12 +160,6 @@ def annotating() -> None:
 
     # --- which video: the one on screen (the surface switches by itself), else the URL's ------
     index = {video: i for i, video in enumerate(videos)}
-    video_id = sent_state(SURFACE, "view")
-    if video_id not in index:
-        video_id = st.query_params.get("video")
-    if video_id not in index:
-        video_id = next_incomplete(store, annotator, None) or videos[0]
-
     # Kept per session and refreshed, not rebuilt: a key changes one video's status.
     held = st.session_state.get("annotate_queue")
     if held is None or held.annotator != annotator:
@@ -174,6 +167,12 @@ def annotating() -> None:
     held = held.refresh(store, videos)
     st.session_state.annotate_queue = held
     queue = held.queue
+
+    video_id = sent_state(SURFACE, "view")
+    if video_id not in index:
+        video_id = st.query_params.get("video")
+    if video_id not in index:
+        video_id = held.next_incomplete() or videos[0]
 
     # The data of the videos n, p and i lead to, so the surface can switch without waiting.
     position = index[video_id]
