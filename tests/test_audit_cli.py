@@ -62,8 +62,8 @@ def test_audit_of_the_demo_writes_every_report_file(demo: Path, tmp_path: Path) 
     assert report["models"] == ["grayscale_keyed", "localizer", "video_constant", "random_baseline"]
     assert report["conventions"]["bootstrap"]["replicates"] == 200
     html = (out / "report.html").read_text()
-    assert html.count("<svg") >= 4
-    assert not re.search(r"<(script|link)[^>]+(src|href)=\"https?://", html)
+    assert html.count('<figure id="figure-') >= 4 and not list(out.glob("figures/*.svg"))
+    assert not re.search(r"<(script|link)[^>]+(src|href)=", html)
 
     # The planted behaviours show up: the grayscale-keyed model is scene-biased on colour,
     # the video-constant one has within-video AUROC exactly ½.
@@ -131,22 +131,39 @@ def test_audit_input_errors_are_one_message(
 
 
 @pytest.mark.browser
-def test_report_html_opens_in_a_browser_and_shows_the_figures(demo: Path, tmp_path: Path) -> None:
+def test_report_html_draws_every_figure_offline_with_tooltips(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "report"
     code = _audit_demo(demo, out, bootstrap=100)
     assert code == 0
+    specs = sorted(p.name.removesuffix(".vl.json") for p in (out / "figures").glob("*.vl.json"))
     with chromium_page() as page:
         requests: list[str] = []
+        errors: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto((out / "report.html").as_uri())
-        sizes = page.eval_on_selector_all(
-            "svg",
-            "els => els.map(e => [e.getBoundingClientRect().width,"
-            " e.getBoundingClientRect().height])",
+        page.wait_for_selector("body[data-figures-drawn]", timeout=60_000)
+        drawn = page.eval_on_selector_all(
+            "figure",
+            """els => els.map(e => {
+                const svg = e.querySelector(".chart svg");
+                const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+                return [e.id.replace("figure-", ""), e.querySelector(".chart").dataset.drawn,
+                        box.width, box.height, svg ? svg.querySelectorAll("path").length : 0];
+            })""",
         )
+        # a heatmap cell's tooltip: the figures are live, not pictures
+        page.locator("#figure-scene_pairs_1_grayscale-keyed .mark-text text").first.hover()
+        tooltip = page.locator("#vg-tooltip-element")
+        tooltip.wait_for(state="visible", timeout=10_000)
+        tooltip_text = tooltip.inner_text()
         page.screenshot(path=str(ARTIFACTS / "audit-report.png"), full_page=True)
-    figures = [s for s in sizes if s[0] > 200 and s[1] > 100]
-    assert len(figures) >= 5, sizes
+    assert sorted(name for name, *_ in drawn) == specs and len(specs) >= 8
+    for name, state, width, height, paths in drawn:
+        assert state == "true" and width > 200 and height > 100 and paths > 0, name
+    assert "auroc" in tooltip_text and "contrast" in tooltip_text, tooltip_text
+    assert errors == []
     assert all(url.startswith("file://") for url in requests), requests  # self-contained
 
 

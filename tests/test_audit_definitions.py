@@ -465,9 +465,9 @@ def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
     for name in (
         "definition_probes.csv",
         "readout.csv",
-        "figures/d5_decomposition.svg",
-        "figures/definition_delta.svg",
-        "figures/readout.svg",
+        "figures/d5_decomposition.vl.json",
+        "figures/definition_delta.vl.json",
+        "figures/readout.vl.json",
     ):
         assert name in written
     markdown = (tmp_path / "report" / "report.md").read_text()

@@ -6,9 +6,11 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
+from altair.vegalite.v6.schema import load_schema
 
 from vadscene.audit import figures
 from vadscene.audit import report as report_module
@@ -247,8 +249,14 @@ def test_fixture_tables_follow_the_documented_columns(name: str):
 
 @pytest.fixture(scope="module")
 def report(scored: AuditResult, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The scored run's report, written once (vl-convert rendering is the slow part)."""
+    """The scored run's report, written once."""
     return write_report(scored, tmp_path_factory.mktemp("report") / "out")
+
+
+@pytest.fixture(scope="module")
+def svg_report(scored: AuditResult, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The scored run's report with SVG figures, written once (vl-convert is the slow part)."""
+    return write_report(scored, tmp_path_factory.mktemp("report") / "out", svg=True)
 
 
 def test_writes_every_file_and_reports_progress(scored: AuditResult, tmp_path: Path):
@@ -272,35 +280,47 @@ def test_rewriting_a_report_keeps_its_unchanged_figures(
     rendered: list[dict] = []
     render = report_module.vl_convert.vegalite_to_svg
 
-    def counting(spec: dict) -> str:
+    def counting(spec: dict, **options: object) -> str:
         rendered.append(spec)
-        return render(spec)
+        return render(spec, **options)
 
     monkeypatch.setattr(report_module.vl_convert, "vegalite_to_svg", counting)
     out = tmp_path / "out"
-    first = write_report(scored, out)
-    figures_written = sorted(n for n in first if n.startswith("figures/"))
+    first = write_report(scored, out, svg=True)
+    figures_written = sorted(n for n in first if n.endswith(".svg"))
     before = {name: first[name].read_text() for name in [*figures_written, "report.html"]}
     assert len(rendered) == len(figures_written)
 
     rendered.clear()
-    again = write_report(scored, out)
+    again = write_report(scored, out, svg=True)
     assert rendered == []
     assert {name: again[name].read_text() for name in before} == before
 
     edited = again[figures_written[0]]
     edited.write_text(edited.read_text().replace("<svg", "<svg data-edited='1'", 1))
-    again = write_report(scored, out)
+    again = write_report(scored, out, svg=True)
     assert (
         len(rendered) == 1 and again[figures_written[0]].read_text() == before[figures_written[0]]
     )
 
     rendered.clear()
-    other = write_report(gt_only, out)  # the same ground truth: its one figure is kept
+    other = write_report(gt_only, out, svg=True)  # the same ground truth: its figure is kept
     assert rendered == []
-    assert [n for n in other if n.startswith("figures/")] == ["figures/composition.svg"]
-    write_report(scored, out)  # the figures the last report lacked are rendered
+    assert [n for n in other if n.endswith(".svg")] == ["figures/composition.svg"]
+    write_report(scored, out, svg=True)  # the figures the last report lacked are rendered
     assert len(rendered) == len(figures_written) - 1
+
+
+def test_without_svg_no_figure_is_rendered_offline(
+    scored: AuditResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    def renderer_called(spec: dict, **options: object) -> str:
+        raise AssertionError("vl-convert rendered a figure")
+
+    monkeypatch.setattr(report_module.vl_convert, "vegalite_to_svg", renderer_called)
+    written = write_report(scored, tmp_path / "out")
+    assert not [name for name in written if name.endswith(".svg")]
+    assert len([name for name in written if name.endswith(".vl.json")]) == 5 + len(MODELS)
 
 
 def test_json_equals_the_result(scored: AuditResult, report: dict[str, Path]):
@@ -313,20 +333,51 @@ def test_each_csv_round_trips(scored: AuditResult, report: dict[str, Path], name
     pd.testing.assert_frame_equal(pd.read_csv(report[f"{name}.csv"]), table, check_exact=True)
 
 
-def test_html_is_self_contained_with_one_inline_svg_per_figure(report: dict[str, Path]):
+def test_html_is_self_contained_with_every_figure_spec_inline(report: dict[str, Path]):
     written = report
     page = written["report.html"].read_text()
-    svg_files = [name for name in written if name.startswith("figures/")]
+    spec_files = {
+        name.removeprefix("figures/").removesuffix(".vl.json"): json.loads(path.read_text())
+        for name, path in written.items()
+        if name.endswith(".vl.json")
+    }
 
     # composition, forest, decomposition, bias (both populations), one heatmap per model
-    assert len(svg_files) == 5 + len(MODELS)
-    assert page.count("<svg") == len(svg_files)
-    assert not re.search(r"<(script|link|img|iframe)\b", page)
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
-    assert "@import" not in page and "url(http" not in page
-    # every figure's ids are its own: inline SVGs share one id space
-    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(spec_files) == 5 + len(MODELS)
+    (inline,) = re.findall(
+        r'<script type="application/json" id="figure-specs">(.*?)</script>', page, re.S
+    )
+    assert json.loads(inline) == spec_files  # "<\/" in the page reads back as "</"
+    for name in spec_files:
+        assert page.count(f'<figure id="figure-{name}"') == 1
+    # every script is inline (the Vega bundle included), and nothing outside the scripts
+    # points at the network
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    markup = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
+    assert not re.search(r"<(link|img|iframe)\b", markup)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", markup)
+    assert "@import" not in markup and "url(http" not in markup
+    ids = re.findall(r'\bid="([^"]+)"', markup)
     assert len(ids) == len(set(ids))
+
+
+def test_every_figure_spec_is_valid_vega_lite(report: dict[str, Path]):
+    """The report skips Altair's validation for speed; the specs are checked here instead."""
+    schema = load_schema()
+    names = [name for name in report if name.endswith(".vl.json")]
+    assert names
+    for name in names:
+        jsonschema.validate(json.loads(report[name].read_text()), schema)
+
+
+def test_each_heatmap_spec_is_what_altair_builds_for_that_model(scored: AuditResult):
+    """The report's heatmaps reuse the first one's spec; each must equal Altair's own."""
+    specs = figures.scene_pair_heatmap_specs(scored)
+    assert list(specs) == list(MODELS)
+    for model, spec in specs.items():
+        built = figures.scene_pair_heatmap(scored, model).to_dict()
+        (rows,) = built.pop("datasets").values()
+        assert spec == built | {"data": {"values": rows}}, model
 
 
 def test_html_has_contents_and_formatted_metrics(report: dict[str, Path]):
@@ -364,7 +415,20 @@ def test_markdown_states_conventions_and_every_section(report: dict[str, Path]):
         "Scene-conditioned AUROC",
     ):
         assert f"\n## {section}\n" in text
+    assert (
+        "*Figure: bias-AUC per scene factor and model* — drawn in "
+        "[report.html](report.html#figure-bias_dot_plot)" in text
+    )
+
+
+def test_markdown_shows_the_svg_figures_when_asked(svg_report: dict[str, Path]):
+    text = svg_report["report.md"].read_text()
+    svg_files = [name for name in svg_report if name.endswith(".svg")]
+    assert len(svg_files) == 5 + len(MODELS)
     assert "![bias-AUC per scene factor and model](figures/bias_dot_plot.svg)" in text
+    for name in svg_files:
+        assert f"]({name})" in text
+        assert svg_report[name].read_text().split("\n", 1)[1].startswith("<svg")
 
 
 def test_ground_truth_only_report(gt_only: AuditResult, tmp_path: Path):
@@ -378,7 +442,7 @@ def test_ground_truth_only_report(gt_only: AuditResult, tmp_path: Path):
     assert "## Benchmark composition" in text and "exclusive" in text
     for absent in ("granularity", "controls", "Paired", "Scene bias", "Scene-conditioned"):
         assert f"## {absent}" not in text
-    assert page.count("<svg") == 1
+    assert page.count('<figure id="figure-') == 1
     assert json.loads(written["report.json"].read_text()) == gt_only.to_dict()
 
 

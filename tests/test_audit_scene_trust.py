@@ -214,7 +214,7 @@ def test_report_shows_both_populations_the_warning_and_support(tmp_path) -> None
     result = run_audit(gt, [ModelScores("vlm", leaky, "mem")], labels, n_bootstrap=200)
     assert result.bias.set_index("factor").loc["split", "leakage_warning"]
 
-    write_report(result, tmp_path)
+    write_report(result, tmp_path, svg=True)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "bias-AUC [95 % CI] (all videos)" in text
     assert "bias-AUC [95 % CI] (Normal videos)" in text

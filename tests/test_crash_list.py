@@ -110,7 +110,7 @@ def test_the_report_of_an_audit_of_thousands_of_videos_is_written(tmp_path: Path
 
     written = write_report(result, tmp_path / "report")
 
-    assert {"report.json", "report.html", "figures/composition.svg"} <= set(written)
+    assert {"report.json", "report.html", "figures/composition.vl.json"} <= set(written)
     spec = figures.composition_chart(result).to_dict()  # what the app renders
     (rows,) = spec["datasets"].values()
     assert len(rows) <= 2 * figures.MAX_COMPOSITION_BARS
@@ -162,12 +162,12 @@ def test_a_report_that_fails_half_way_leaves_the_previous_report_whole(
     write_report(run_audit(_benchmark(12), n_bootstrap=0), out)
     before = _tree(out)
 
-    def renderer_fails(spec: dict) -> str:
+    def renderer_fails(spec: dict, **options: object) -> str:
         raise RuntimeError("renderer crashed")
 
     monkeypatch.setattr(vl_convert, "vegalite_to_svg", renderer_fails)  # after report.json
     with pytest.raises(RuntimeError, match="renderer crashed"):
-        write_report(run_audit(_benchmark(15), n_bootstrap=0), out)
+        write_report(run_audit(_benchmark(15), n_bootstrap=0), out, svg=True)
 
     assert _tree(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["report"]

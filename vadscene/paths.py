@@ -39,10 +39,14 @@ def app_server_script() -> Path:
     return shipped("app/server.py", "app/server.py")
 
 
+def user_cache_dir() -> Path:
+    """vadscene's folder in the user's cache (``$XDG_CACHE_HOME``, else ``~/.cache``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "vadscene"
+
+
 def default_demo_workspace() -> Path:
     """Where ``vadscene app`` without a workspace builds and opens the demo."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "vadscene" / "demo-workspace"
+    return user_cache_dir() / "demo-workspace"
 
 
 def output_folder(path: Path | str, what: str, *, create: bool = True) -> Path:

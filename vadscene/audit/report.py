@@ -2,11 +2,16 @@
 
 Markdown and HTML are rendered from one document model — sections of paragraphs, lists, tables
 already formatted as text, and figures — so the two files never say different things. The HTML
-needs no network: its CSS is inline and every figure is an inline SVG rendered offline by
-vl-convert (the same SVGs are written to ``figures/`` for the Markdown and for papers, each file
-opening with a comment that stamps the spec it was rendered from; writing a report over an
-earlier one keeps the figures whose stamp still matches). The report folder is replaced as a
-whole, so an interrupted run never leaves a half-written file or a mixture of two reports.
+needs no network: its CSS is inline, and its figures are drawn in the reader's browser from
+their Vega-Lite specs by the Vega/Vega-Lite/vega-embed bundle inlined into the page (the one
+vl-convert ships, kept in the user's cache), so their tooltips work and each can be saved as
+SVG or PNG from its menu. Rendering 20-odd figures offline costs ≈ 0.15–0.25 s each (Vega's
+dataflow and text layout), more than the whole audit, so SVG files are opt-in (``svg=True``,
+``--svg``): then each figure is also written to ``figures/NAME.svg`` for the Markdown and for
+papers, each file opening with a comment that stamps the spec it was rendered from, and
+writing a report over an earlier one keeps the figures whose stamp still matches. Every
+figure's spec is written to ``figures/NAME.vl.json`` either way. The report folder is replaced
+as a whole, so an interrupted run never leaves a half-written file or a mixture of two reports.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from vadscene.audit.definitions import PROBES
 from vadscene.audit.result import AuditResult
 from vadscene.errors import VadsceneError
 from vadscene.files import atomic_write
+from vadscene.paths import user_cache_dir
 
 _CONVENTION_LABELS = {
     "ground_truth": "Ground truth file",
@@ -78,8 +84,14 @@ class _Table:
 @dataclass(frozen=True)
 class _Figure:
     name: str
-    chart: alt.TopLevelMixin
+    chart: alt.TopLevelMixin | dict[str, Any]
+    """An Altair chart, or its Vega-Lite spec already made."""
     alt_text: str
+
+    def spec(self) -> dict[str, Any]:
+        # Tests check every figure against the Vega-Lite schema; each report doing it again
+        # would cost ≈ 0.4 s.
+        return self.chart if isinstance(self.chart, dict) else self.chart.to_dict(validate=False)
 
 
 _Block = _Text | _Note | _List | _Table | _Figure
@@ -100,6 +112,7 @@ def write_report(
     result: AuditResult,
     out_dir: Path,
     *,
+    svg: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Path]:
     """Write every report file into ``out_dir``, replacing the folder as a whole.
@@ -110,16 +123,18 @@ def write_report(
     place, so readers never see a mix of an old and a new report, and a run that fails half
     way leaves the previous report as it was.
 
-    Returns file name (relative to ``out_dir``, e.g. ``"metrics.csv"``,
-    ``"figures/bias_dot_plot.svg"``) → path. ``progress`` is called with each step's name
-    ("json", "tables", "figures", "markdown", "html") before the step runs.
+    The HTML draws its figures in the browser; ``svg=True`` also renders each one to
+    ``figures/NAME.svg`` (≈ 0.2 s a figure; an unchanged figure of the report being replaced
+    is kept) and the Markdown shows them. Returns file name (relative to ``out_dir``, e.g.
+    ``"metrics.csv"``, ``"figures/bias_dot_plot.vl.json"``) → path. ``progress`` is called
+    with each step's name ("json", "tables", "figures", "markdown", "html") before it runs.
     """
     out_dir = Path(out_dir)
     check_report_folder(out_dir)
     _remove_stale_runs(out_dir)
     staging = out_dir.parent / f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex}.new"
     try:
-        written = _write_files(result, staging, progress, previous=out_dir)
+        written = _write_files(result, staging, progress, svg=svg, previous=out_dir)
         _swap_in(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -185,10 +200,11 @@ def _write_files(
     out_dir: Path,
     progress: Callable[[str], None] | None,
     *,
+    svg: bool,
     previous: Path,
 ) -> dict[str, Path]:
     """Write every report file into ``out_dir`` (created if missing); file name → path.
-    ``previous`` is the report being replaced, whose unchanged figures are kept."""
+    ``previous`` is the report being replaced, whose unchanged SVG figures are kept."""
     step = progress or (lambda _name: None)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -209,38 +225,67 @@ def _write_files(
             write(f"{name}.csv", table.to_csv(index=False, lineterminator="\n"))
     sections = _sections(result)
     step("figures")
-    svgs: dict[str, str] = {}
+    specs: dict[str, dict[str, Any]] = {}
     for figure in _figures(sections):
-        name = f"figures/{figure.name}.svg"
-        stamp, svgs[figure.name] = _svg(figure.chart, previous / name)
-        write(name, f"{stamp}\n{svgs[figure.name]}")
+        specs[figure.name] = spec = figure.spec()
+        write(f"figures/{figure.name}.vl.json", json.dumps(spec, ensure_ascii=False))
+        if svg:
+            name = f"figures/{figure.name}.svg"
+            write(name, _svg(spec, previous / name))
     title, intro = _title(result)
     step("markdown")
-    write("report.md", _markdown(title, intro, sections))
+    write("report.md", _markdown(title, intro, sections, svg=svg))
     step("html")
-    write("report.html", _html(title, intro, sections, svgs))
+    write("report.html", _html(title, intro, sections, specs))
     return written
 
 
-def _svg(chart: alt.TopLevelMixin, previous: Path) -> tuple[str, str]:
-    """(stamp, SVG) of a chart. The stamp, the figure file's first line, names the Vega-Lite
-    spec and vl-convert release it was rendered from and the SVG's own digest; when the same
-    figure of the report being replaced carries the same stamp, its SVG is kept instead of
-    rendered again. vl-convert takes ≈ 0.25 s a figure (nearly all text layout, one figure at
-    a time per process) and a re-run after adding a model changes few figures; a hand-edited
-    SVG no longer matches its digest and is rendered anew."""
-    spec = chart.to_dict()
+def _svg(spec: dict[str, Any], previous: Path) -> str:
+    """A figure file's text: a stamp line, then the chart's SVG. The stamp names the
+    Vega-Lite spec and vl-convert release it was rendered from and the SVG's own digest; when
+    the same figure of the report being replaced carries the same stamp, its SVG is kept
+    instead of rendered again (≈ 0.2 s a figure, one at a time per process, and a re-run after
+    adding a model changes few figures); a hand-edited SVG no longer matches its digest and is
+    rendered anew."""
     key = hashlib.sha256(
         json.dumps([vl_convert.__version__, spec], sort_keys=True).encode()
     ).hexdigest()
     try:
-        stamp, _, svg = previous.read_text(encoding="utf-8").partition("\n")
+        kept = previous.read_text(encoding="utf-8")
+        stamp, _, svg = kept.partition("\n")
         if stamp == _stamp(key, svg):
-            return stamp, svg
+            return kept
     except (OSError, UnicodeDecodeError):
         pass  # no such figure before (or unreadable): render it
-    svg = vl_convert.vegalite_to_svg(spec)
-    return _stamp(key, svg), svg
+    svg = vl_convert.vegalite_to_svg(spec, vl_version=_VEGA_LITE)
+    return f"{_stamp(key, svg)}\n{svg}"
+
+
+_VEGA_LITE = next(
+    (v for v in vl_convert.get_vegalite_versions() if alt.SCHEMA_VERSION.startswith(f"v{v}.")),
+    None,
+)
+"""The Vega-Lite release Altair writes specs for, as vl-convert names it (None: its default)."""
+
+
+def _vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, for the HTML to draw its figures with.
+
+    vl-convert builds it (≈ 1.2 s, once per vl-convert release and Vega-Lite version); it is
+    kept in the user's cache. An unwritable cache only costs the rebuild.
+    """
+    cached = user_cache_dir() / f"vega-embed-{vl_convert.__version__}-{_VEGA_LITE}.js"
+    try:
+        return cached.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        pass
+    bundle = vl_convert.javascript_bundle(vl_version=_VEGA_LITE)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(cached, bundle)
+    except OSError:
+        pass
+    return bundle
 
 
 def _stamp(spec_digest: str, svg: str) -> str:
@@ -668,11 +713,9 @@ def _scene_conditioned_section(result: AuditResult) -> _Section | None:
             "share of pairs (w) each carries."
         )
     )
-    pair_models = set(result.scene_pairs["model"])
-    for i, model in enumerate(m for m in figures.model_order(result) if m in pair_models):
-        chart = figures.scene_pair_heatmap(result, model)
+    for i, (model, spec) in enumerate(figures.scene_pair_heatmap_specs(result).items()):
         slug = re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-")
-        blocks.append(_Figure(f"scene_pairs_{i + 1}_{slug}", chart, f"{model}: AUROC by pair type"))
+        blocks.append(_Figure(f"scene_pairs_{i + 1}_{slug}", spec, f"{model}: AUROC by pair type"))
     return _Section("Scene-conditioned AUROC", tuple(blocks))
 
 
@@ -990,17 +1033,17 @@ def _plain(value: Any) -> str:
 # --- rendering --------------------------------------------------------------------------------
 
 
-def _markdown(title: str, intro: str, sections: list[_Section]) -> str:
+def _markdown(title: str, intro: str, sections: list[_Section], *, svg: bool) -> str:
     lines = [f"# {title}", "", intro, "", "## Contents", ""]
     lines += [f"{i}. [{s.title}](#{s.anchor})" for i, s in enumerate(sections, 1)]
     for section in sections:
         lines += ["", f"## {section.title}"]
         for block in section.blocks:
-            lines += ["", *_markdown_block(block)]
+            lines += ["", *_markdown_block(block, svg=svg)]
     return "\n".join(lines) + "\n"
 
 
-def _markdown_block(block: _Block) -> list[str]:
+def _markdown_block(block: _Block, *, svg: bool) -> list[str]:
     match block:
         case _Text(text):
             return [text]
@@ -1008,8 +1051,13 @@ def _markdown_block(block: _Block) -> list[str]:
             return [f"> **How to read this.** {text}"]
         case _List(items):
             return [f"- {item}" for item in items]
-        case _Figure(name, _, alt_text):
+        case _Figure(name, _, alt_text) if svg:
             return [f"![{alt_text}](figures/{name}.svg)"]
+        case _Figure(name, _, alt_text):
+            return [
+                f"*Figure: {alt_text}* — drawn in [report.html](report.html#figure-{name}); "
+                f"`--svg` also writes it as `figures/{name}.svg`, shown here."
+            ]
         case _Table(frame, labels):
             align = ["---" if i < labels else "---:" for i in range(frame.shape[1])]
             return [_markdown_row(frame.columns), _markdown_row(align)] + [
@@ -1022,15 +1070,25 @@ def _markdown_row(cells: Iterable[Any]) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
-def _html(title: str, intro: str, sections: list[_Section], svgs: dict[str, str]) -> str:
+def _html(
+    title: str, intro: str, sections: list[_Section], specs: dict[str, dict[str, Any]]
+) -> str:
     esc = html.escape
     toc = "\n".join(f'<li><a href="#{s.anchor}">{esc(s.title)}</a></li>' for s in sections)
     body = "\n".join(
         f'<section id="{s.anchor}">\n<h2>{esc(s.title)}</h2>\n'
-        + "\n".join(_html_block(b, svgs) for b in s.blocks)
+        + "\n".join(_html_block(b) for b in s.blocks)
         + "\n</section>"
         for s in sections
     )
+    scripts = ""
+    if specs:
+        # "</" would end the script element early: JSON allows it escaped as "<\/"
+        data = json.dumps(specs, ensure_ascii=False).replace("</", "<\\/")
+        scripts = (
+            f'<script type="application/json" id="figure-specs">{data}</script>\n'
+            f"<script>{_vega_bundle()}</script>\n<script>{_DRAW_FIGURES}</script>"
+        )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -1053,12 +1111,13 @@ def _html(title: str, intro: str, sections: list[_Section], svgs: dict[str, str]
 <main>
 {body}
 </main>
+{scripts}
 </body>
 </html>
 """
 
 
-def _html_block(block: _Block, svgs: dict[str, str]) -> str:
+def _html_block(block: _Block) -> str:
     esc = html.escape
     match block:
         case _Text(text):
@@ -1068,8 +1127,12 @@ def _html_block(block: _Block, svgs: dict[str, str]) -> str:
         case _List(items):
             return "<ul>\n" + "\n".join(f"<li>{esc(i)}</li>" for i in items) + "\n</ul>"
         case _Figure(name, _, alt_text):
-            svg = _scope_svg_ids(svgs[name], name)
-            return f'<figure id="figure-{name}" aria-label="{esc(alt_text)}">{svg}</figure>'
+            return (
+                f'<figure id="figure-{name}" aria-label="{esc(alt_text)}"><div class="chart">'
+                "</div><noscript>This figure is drawn by the script in this page: allow "
+                "JavaScript, or write the report with --svg for figures/"
+                f"{name}.svg.</noscript></figure>"
+            )
         case _Table(frame, labels):
             return _html_table(frame, labels)
     raise TypeError(block)
@@ -1109,16 +1172,28 @@ def _html_cell(text: str) -> str:
     return f'{value}{mark} <span class="ci">{interval}</span>'
 
 
-def _scope_svg_ids(svg: str, prefix: str) -> str:
-    """Prefix the SVG's element ids: every figure's SVG numbers its gradients from 1, and
-    inline SVGs share one id space, so a later figure would otherwise paint with the first
-    figure's legend gradient."""
-    ids = set(re.findall(r'\bid="([^"]+)"', svg))
-    return re.sub(
-        r'(\bid="|url\(#|href="#)([^")]+)',
-        lambda m: f"{m[1]}{prefix}-{m[2]}" if m[2] in ids else m[0],
-        svg,
-    )
+_DRAW_FIGURES = """
+(() => {
+  const specs = JSON.parse(document.getElementById("figure-specs").textContent);
+  const actions = { export: true, source: false, compiled: false, editor: false };
+  // one figure at a time, so the page stays responsive while the later ones are drawn
+  (async () => {
+    for (const [name, spec] of Object.entries(specs)) {
+      const target = document.getElementById(`figure-${name}`).querySelector(".chart");
+      try {
+        await vegaEmbed(target, spec, { renderer: "svg", actions });
+        target.dataset.drawn = "true";
+      } catch (error) {
+        target.textContent = `This figure could not be drawn: ${error}`;
+        target.dataset.drawn = "failed";
+      }
+    }
+    document.body.dataset.figuresDrawn = "true";
+  })();
+})();
+"""
+"""Draws every figure into its placeholder; ``data-drawn`` on each and ``data-figures-drawn``
+on the body say when it is done (for people's scripts and our tests)."""
 
 
 _CSS = """
@@ -1149,4 +1224,5 @@ th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th.text, td.text { text-align: left; }
 figure { margin: 1.2em 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; }
+figure .chart[data-drawn="failed"] { color: #b00020; }
 """
