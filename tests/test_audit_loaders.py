@@ -873,3 +873,48 @@ def test_registry_counts_are_only_a_fallback(tmp_path: Path) -> None:
     with_column = tmp_path / "gt-counts.txt"
     with_column.write_text("Abuse001_x264.mp4 6 Abuse 2 5 -1 -1\n")
     assert load_ground_truth(with_column, registry_counts=registry).frame_counts.tolist() == [6]
+
+
+# --- .npy files: the plain-header fast path reads exactly what numpy.load reads ----------------
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.linspace(0, 1, 7, dtype=np.float32),
+        np.linspace(0, 1, 7).reshape(7, 1),
+        np.arange(12, dtype=np.int16).reshape(3, 4),
+        np.array([True, False]),
+        np.zeros(0),
+        np.asfortranarray(np.arange(6.0).reshape(2, 3)),  # not the plain header: np.load
+        np.arange(5, dtype=">f8"),  # big-endian: np.load
+        np.float64(0.5),  # 0-d: np.load
+    ],
+    ids=["float32", "column", "int16-2d", "bool", "empty", "fortran", "big-endian", "scalar"],
+)
+def test_npy_files_read_as_numpy_reads_them(tmp_path: Path, array: np.ndarray) -> None:
+    from vadscene.audit.loaders import _load_npy
+
+    path = tmp_path / "v.npy"
+    np.save(path, array)
+    read, expected = _load_npy(path), np.load(path)
+    assert (read.dtype, read.shape) == (expected.dtype, expected.shape)
+    assert np.array_equal(read, expected)
+
+
+def test_a_truncated_score_file_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    gt = GroundTruth(
+        video_ids=("a", "b"),
+        categories=("Abuse", "Normal"),
+        offsets=np.array([0, 4, 8]),
+        labels=np.array([0, 1, 1, 0, 0, 0, 0, 0], dtype=bool),
+        source="gt",
+    )
+    np.save(folder / "a.npy", np.full(4, 0.5))
+    np.save(folder / "b.npy", np.full(4, 0.5))
+    whole = (folder / "b.npy").read_bytes()
+    (folder / "b.npy").write_bytes(whole[:-8])  # the header promises one more value
+    with pytest.raises(AuditInputError, match=r"b\.npy: cannot read as a numeric \.npy array"):
+        load_scores(folder, gt, name="m")

@@ -222,5 +222,6 @@ class ModelScores:
                 f"{where}: expected scores of shape (F,) (one per frame), got {scores.shape}"
             )
         require_finite(scores, where)
-        object.__setattr__(self, "scores", _frozen(scores))
+        scores.flags.writeable = False  # numeric_scores made a new array: no second copy
+        object.__setattr__(self, "scores", scores)
         object.__setattr__(self, "notes", tuple(self.notes))
