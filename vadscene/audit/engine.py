@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,11 +152,6 @@ def run_audit(
         ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
     )
 
-    contrasts, empty = (
-        _contrast_draws(bench, scene, n_bootstrap, scene_stream, test_stream)
-        if scene is not None
-        else ([], [])
-    )
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
     rows["further"] = []
     replicates: dict[str, dict[str, np.ndarray]] = {}
@@ -164,12 +159,24 @@ def run_audit(
     report("models", 0, len(models))
     # Models are independent: two threads overlap one model's sort and pair-count sweep (numpy
     # and the compiled sweep release the GIL) with another's; the output keeps the models'
-    # order.
+    # order. Meanwhile this thread draws the contrasts' resamples (the multinomial draws
+    # release the GIL too), which the models need only for their scene rows, at the end.
+    drawn: Future[list[_ContrastDraws]] = Future()
     with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         futures = [
-            pool.submit(_audit_model, bench, model, resamples, contrasts, interval_ap)
+            pool.submit(_audit_model, bench, model, resamples, drawn, interval_ap)
             for model in models
         ]
+        try:
+            contrasts, empty = (
+                _contrast_draws(bench, scene, n_bootstrap, scene_stream, test_stream)
+                if scene is not None
+                else ([], [])
+            )
+        except BaseException as exc:
+            drawn.set_exception(exc)
+            raise
+        drawn.set_result(contrasts)
         for done, _ in enumerate(as_completed(futures), start=1):
             report("models", done, len(models))
     for model, future in zip(models, futures, strict=True):
@@ -298,10 +305,11 @@ def _audit_model(
     bench: _Benchmark,
     model: ModelScores,
     resamples: np.ndarray,
-    contrasts: list[_ContrastDraws],
+    contrasts: Future[list[_ContrastDraws]],
     interval_ap: bool = False,
 ) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, list[dict]]]:
-    """Everything about one model: estimates, bootstrap replicates and its table rows."""
+    """Everything about one model: estimates, bootstrap replicates and its table rows
+    (``contrasts``: the scene contrasts' draws, awaited only for the scene rows)."""
     runs = bench.runs_of(model.scores)
     u = pair_counts_of_runs(runs, bench.gt.n_videos)
     estimates = {g: float(v[0]) for g, v in bench.granularities(u, bench.ones).items()}
@@ -333,7 +341,7 @@ def _audit_model(
         }
     ]
     rows["per_category"].extend(_per_category(bench, model, u))
-    _scene_rows(bench, model, runs, u, contrasts, rows)
+    _scene_rows(bench, model, runs, u, contrasts.result(), rows)
     return estimates, replicates, rows
 
 
