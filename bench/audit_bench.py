@@ -64,9 +64,11 @@ End to end (``--workload cli``)
 The UCF-shaped inputs written as a user hands them to ``vadscene audit`` (UCF-Crime ground
 truth with frame counts, 16 models as folders of per-video snippet ``.npy``, a label table over
 the UCF-Crime catalogue's factors); the command is timed in a fresh interpreter, inputs read to
-every report file written, against the floor of a bare ``vadscene --help`` in the same run, then
-once more into the same folder (the report's unchanged figures are kept, not rendered again),
-and split into the in-process audit and report writing. Goal: ≤ 4 s.
+every report file written, best of three, against the floor of a bare ``vadscene --help`` in
+the same run; then with ``--svg`` (every figure also rendered offline by vl-convert) into a new
+folder and once more into the same folder (unchanged SVGs are kept, not rendered again); and
+split into the in-process audit and report writing. The HTML's Vega bundle is built once per
+machine (its time is printed) and read from the user's cache by the timed runs. Goal: ≤ 4 s.
 
 Usage
 -----
@@ -1012,22 +1014,33 @@ def _cli(arguments: Sequence[str]) -> float:
     return time.perf_counter() - start
 
 
-def bench_cli(shape: Shape, n_bootstrap: int) -> None:
+def bench_cli(shape: Shape, n_bootstrap: int, repeats: int = 3) -> None:
     """Time ``vadscene audit`` end to end (inputs read, audit, every report file written)
-    against the floor of a bare ``vadscene --help`` in the same run, and split the command's
-    time into the in-process audit and report writing."""
-    from vadscene.audit.report import write_report
+    against the floor of a bare ``vadscene --help`` in the same run, best of ``repeats``; then
+    with ``--svg`` (every figure rendered offline, into a new folder and again into the same
+    one), and split the default command's time into the in-process audit and report."""
+    import vl_convert
+
+    from vadscene.audit.report import _VEGA_LITE, _vega_bundle, write_report
 
     log(f"{shape.name}: building inputs for the CLI run")
     inputs = build_inputs(shape)
+    start = time.perf_counter()
+    vl_convert.javascript_bundle(vl_version=_VEGA_LITE)
+    bundle_seconds = time.perf_counter() - start
+    _vega_bundle()  # the user's cache holds it after a machine's first report
     with tempfile.TemporaryDirectory() as folder:
         arguments = write_cli_inputs(inputs, Path(folder))
         arguments += ["--bootstrap", str(n_bootstrap)]
         floor = min(_cli(["--help"]) for _ in range(3))
-        log(f"{shape.name}: vadscene audit, B = {n_bootstrap}")
-        seconds = _cli(arguments)
-        log(f"{shape.name}: vadscene audit again into the same folder")
-        rerun = _cli(arguments)
+        log(f"{shape.name}: vadscene audit, B = {n_bootstrap}, {repeats} runs")
+        runs = sorted(_cli(arguments) for _ in range(repeats))
+        seconds = runs[0]
+        svg_arguments = [*arguments[:-3], str(Path(folder) / "report-svg"), *arguments[-2:]]
+        assert arguments[-3].endswith("report") and svg_arguments[-3].endswith("report-svg")
+        log(f"{shape.name}: vadscene audit --svg, then again into the same folder")
+        svg_seconds = _cli([*svg_arguments, "--svg"])
+        svg_rerun = _cli([*svg_arguments, "--svg"])
         log(f"{shape.name}: the same audit and report in process")
         start = time.perf_counter()
         result = run_audit(inputs.gt, inputs.models, inputs.scene, n_bootstrap=n_bootstrap)
@@ -1035,16 +1048,24 @@ def bench_cli(shape: Shape, n_bootstrap: int) -> None:
         start = time.perf_counter()
         written = write_report(result, Path(folder) / "report-in-process")
         report_seconds = time.perf_counter() - start
-    figures = sum(name.startswith("figures/") for name in written)
+    figures = sum(name.endswith(".vl.json") for name in written)
     print(
         f"\n`vadscene audit` end to end ({shape.name} shape, {inputs.gt.n_frames:,} frames, "
-        f"{len(inputs.models)} models, B = {n_bootstrap}): {seconds:.2f} s; floor (`vadscene "
-        f"--help`) {floor:.2f} s, ratio {seconds / floor:.1f}×"
+        f"{len(inputs.models)} models, B = {n_bootstrap}): {seconds:.2f} s best of {repeats} "
+        f"({', '.join(f'{r:.2f}' for r in runs)}); floor (`vadscene --help`) {floor:.2f} s, "
+        f"ratio {seconds / floor:.1f}×"
     )
     print(
-        f"  again into the same --out folder (its unchanged figures kept): {rerun:.2f} s; "
-        f"in process: audit {audit_seconds:.2f} s, report {report_seconds:.2f} s "
-        f"({len(written)} files, {figures} figures)"
+        f"  in process: audit {audit_seconds:.2f} s, report {report_seconds:.2f} s "
+        f"({len(written)} files, {figures} figures drawn by the HTML)"
+    )
+    print(
+        f"  with --svg: {svg_seconds:.2f} s; again into the same folder (unchanged SVGs kept) "
+        f"{svg_rerun:.2f} s"
+    )
+    print(
+        f"  once per machine and vl-convert release: the HTML's Vega bundle, "
+        f"{bundle_seconds:.2f} s (then read from the user's cache)"
     )
     verdict = "met" if seconds <= TARGET_CLI_SECONDS else "MISSED"
     print(f"  end to end ≤ {TARGET_CLI_SECONDS:g} s on {_cores()}: {verdict}")
