@@ -422,6 +422,14 @@ def test_bias_auroc_replicates_equal_weighted_sklearn() -> None:
         assert abs(replicates[r] - expected) < TOL
 
 
+def test_bias_auroc_of_an_empty_pole_is_nan_and_of_no_replicates_empty() -> None:
+    x = np.array([0.2, 0.7])
+    with np.errstate(invalid="ignore"):
+        empty_pole = bias_auroc(x, np.array([]), np.ones((3, 2)), np.ones((3, 0)))
+    assert empty_pole.shape == (3,) and np.isnan(empty_pole).all()
+    assert bias_auroc(x, np.array([0.5]), np.ones((0, 2)), np.ones((0, 1))).shape == (0,)
+
+
 def test_bias_auroc_unchanged_when_one_pole_is_duplicated() -> None:
     gt, scene = _scene_benchmark()
     scores = tied_scores(gt, np.random.default_rng(1))
