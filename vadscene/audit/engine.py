@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from vadscene.audit import metrics, tables
 from vadscene.audit.bootstrap import (
@@ -161,8 +162,13 @@ def run_audit(
     # and the compiled sweep release the GIL) with another's; the output keeps the models'
     # order. Meanwhile this thread draws the contrasts' resamples (the multinomial draws
     # release the GIL too), which the models need only for their scene rows, at the end.
+    # The bootstrap's matrix products are small: BLAS threads beside the model threads only
+    # oversubscribe the cores (0.2 s of a 1.1 s UCF-shaped audit on 2 cores).
     drawn: Future[list[_ContrastDraws]] = Future()
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
+    ):
         futures = [
             pool.submit(_audit_model, bench, model, resamples, drawn, interval_ap)
             for model in models
