@@ -535,8 +535,14 @@ export default function (component) {
     });
     const panel = $(".vs-panel");
     panel.innerHTML = rows.join("");
+    // Scrolling lays the page out at once (milliseconds of a key's time): only when the
+    // focused row changed.
+    const focusedRow = `${id}\n${s.focus}`;
     const focused = panel.querySelector(".vs-focus");
-    if (focused) focused.scrollIntoView({ block: "nearest" });
+    if (focused && panel.vsFocused !== focusedRow) {
+      panel.vsFocused = focusedRow;
+      focused.scrollIntoView({ block: "nearest" });
+    }
     const f = factor();
     $(".vs-criterion").innerHTML = s.criterion
       ? `<b>${escapeHtml(f.name)}</b>: ${escapeHtml(f.criterion)}${f.rule ? ` <i>(${escapeHtml(f.rule)})</i>` : ""}`
