@@ -2,9 +2,8 @@
 
 The surface (components/annotate.js) owns what is on screen and turns every key and click into
 an event; :func:`vadscene.annotation.handle_events` commits each once, in the callback that runs
-before the fragment holding the surface (an event reruns only that fragment, not the page), so
-the fragment then sends the surface what the store holds and which events are confirmed. No
-Streamlit widget here writes a decision."""
+before this page, so the page then sends the surface what the store holds and which events are
+confirmed. No Streamlit widget here writes a decision."""
 
 import threading
 from dataclasses import dataclass, field
@@ -30,7 +29,8 @@ NOTICES_KEPT = 5
 
 workspace = current_workspace()
 store = workspace.store
-if not store.video_ids():
+videos = store.video_ids()
+if not videos:
     st.info("This workspace has no videos yet: `vadscene scan WORKSPACE`.")
     st.stop()
 
@@ -91,7 +91,7 @@ ledger: Ledger = st.session_state.setdefault(f"annotate_ledger:{annotator}", Led
 
 def _handle_events() -> None:
     """Commit what the surface sent, each event once (vadscene.annotation.handle_events),
-    before the fragment runs — so this very run shows the store with them and confirms them.
+    before the page runs — so this very run shows the store with them and confirms them.
 
     Streamlit may abort a callback at any ``st.*`` call when a newer rerun request arrives
     (keys typed faster than the page runs). So every ``st.*`` call happens before the first
@@ -117,6 +117,46 @@ def _handle_events() -> None:
     ][-NOTICES_KEPT:]
 
 
+@st.cache_resource
+def _latest_queues(root: str) -> dict[str, AnnotatorQueue]:
+    """The latest queue of each annotator, shared by the server's sessions: a page load
+    refreshes it (the videos changed since, by anyone) instead of reading the whole store —
+    about 0.3 s at 2,000 videos, most of what a large workspace added to the page load. Each
+    AnnotatorQueue is immutable; an older one put back by a slower session only costs the
+    next session a longer refresh."""
+    return {}
+
+
+# Kept per session and refreshed, not rebuilt: a key changes one video's status. A new session
+# (a page load) starts from the server's latest queue of this annotator.
+held = st.session_state.get("annotate_queue")
+if held is None or held.annotator != annotator:
+    held = _latest_queues(str(workspace.root)).get(annotator)
+if held is None:
+    held = AnnotatorQueue.build(store, annotator)
+held = held.refresh(store, videos)
+st.session_state.annotate_queue = held
+_latest_queues(str(workspace.root))[annotator] = held
+queue = held.queue
+
+# --- which video: the one on screen (the surface switches by itself), else the URL's, else
+# the queue's next incomplete one ----------------------------------------------------------------
+index = {video: i for i, video in enumerate(videos)}
+video_id = sent_state(SURFACE, "view")
+if video_id not in index:
+    video_id = st.query_params.get("video")
+if video_id not in index:
+    video_id = held.next_incomplete() or videos[0]
+
+# The data of the videos n, p and i lead to, so the surface can switch without waiting.
+position = index[video_id]
+around = {video_id, videos[(position + 1) % len(videos)], videos[(position - 1) % len(videos)]}
+later = [v for v, s in queue[position + 1 :] + queue[:position] if s == "incomplete"]
+around.update(later[:1])
+factors = list(workspace.catalogue.factors)
+rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
+
+
 def _view(video: str) -> dict:
     info = store.video(video)
     states = factor_states(store, video, annotator)
@@ -136,7 +176,7 @@ def _view(video: str) -> dict:
     }
 
 
-def _rule(factor, rules: dict) -> str | None:
+def _rule(factor) -> str | None:
     if factor.auto is None:
         return None
     rule, limits = rules.get(factor.key, (factor.auto.rule, ()))
@@ -144,105 +184,52 @@ def _rule(factor, rules: dict) -> str | None:
     return f"auto: {factor.auto.statistic}, {rule} threshold {shown}"
 
 
-# --- the sidebar's fixed part: written by the full run, so the fragment can add to it --------
+last = ledger.last
+annotate_surface(
+    data={
+        "annotator": annotator,
+        "video": video_id,
+        "head": store.last_decision_id(annotator),
+        "ack": {"page": last.page, "seq": last.seq} if last else None,
+        "failure": ledger.failure,
+        "notices": ledger.notices,
+        "queue": queue,
+        "factors": [
+            {
+                "key": f.key,
+                "name": f.name,
+                "values": list(f.values),
+                "source": f.source,
+                "criterion": f.criterion,
+                "statistic": f.auto.statistic if f.auto else None,
+                "rule": _rule(f),
+            }
+            for f in factors
+        ],
+        "videos": {video: _view(video) for video in sorted(around)},
+    },
+    key=SURFACE,
+    on_events=_handle_events,
+)
+
+# --- sidebar: who, progress, keys ------------------------------------------------------------
 st.sidebar.markdown(f"Annotating as **{annotator}**")
 if st.sidebar.button("Switch annotator", key="annotate_switch"):
     choose_annotator(annotator)
-
-
-@st.cache_resource
-def _latest_queues(root: str) -> dict[str, AnnotatorQueue]:
-    """The latest queue of each annotator, shared by the server's sessions: a page load
-    refreshes it (the videos changed since, by anyone) instead of reading the whole store —
-    about 0.3 s at 2,000 videos, most of what a large workspace added to the page load. Each
-    AnnotatorQueue is immutable; an older one put back by a slower session only costs the
-    next session a longer refresh."""
-    return {}
-
-
-@st.fragment
-def annotating() -> None:
-    """The surface and what a key changes beside it (progress, support counts). A fragment:
-    the surface's events rerun only this function, not the page and the app around it — the
-    name, the remembered-name component and the navigation do not change per key, and every
-    element redrawn costs the browser and the round trip that confirms the key."""
-    videos = store.video_ids()  # read per run: a scan meanwhile adds videos (none are removed)
-
-    index = {video: i for i, video in enumerate(videos)}
-    # Kept per session and refreshed, not rebuilt: a key changes one video's status. A new
-    # session (a page load) starts from the server's latest queue of this annotator.
-    held = st.session_state.get("annotate_queue")
-    if held is None or held.annotator != annotator:
-        held = _latest_queues(str(workspace.root)).get(annotator)
-    if held is None:
-        held = AnnotatorQueue.build(store, annotator)
-    held = held.refresh(store, videos)
-    st.session_state.annotate_queue = held
-    _latest_queues(str(workspace.root))[annotator] = held
-    queue = held.queue
-
-    # --- which video: the one on screen (the surface switches by itself), else the URL's, else
-    # the queue's next incomplete one ------------------------------------------------------------
-    video_id = sent_state(SURFACE, "view")
-    if video_id not in index:
-        video_id = st.query_params.get("video")
-    if video_id not in index:
-        video_id = held.next_incomplete() or videos[0]
-
-    # The data of the videos n, p and i lead to, so the surface can switch without waiting.
-    position = index[video_id]
-    around = {video_id, videos[(position + 1) % len(videos)], videos[(position - 1) % len(videos)]}
-    later = [v for v, s in queue[position + 1 :] + queue[:position] if s == "incomplete"]
-    around.update(later[:1])
-    factors = list(workspace.catalogue.factors)
-    rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
-
-    last = ledger.last
-    annotate_surface(
-        data={
-            "annotator": annotator,
-            "video": video_id,
-            "head": store.last_decision_id(annotator),
-            "ack": {"page": last.page, "seq": last.seq} if last else None,
-            "failure": ledger.failure,
-            "notices": ledger.notices,
-            "queue": queue,
-            "factors": [
-                {
-                    "key": f.key,
-                    "name": f.name,
-                    "values": list(f.values),
-                    "source": f.source,
-                    "criterion": f.criterion,
-                    "statistic": f.auto.statistic if f.auto else None,
-                    "rule": _rule(f, rules),
-                }
-                for f in factors
-            ],
-            "videos": {video: _view(video) for video in sorted(around)},
-        },
-        key=SURFACE,
-        on_events=_handle_events,
-    )
-
-    # --- sidebar: progress and support, current after every key -----------------------------
-    complete = sum(1 for _v, s in queue if s in ("complete", "disagreement"))
-    st.sidebar.progress(complete / len(videos), text=f"{complete} of {len(videos)} videos complete")
-    with st.sidebar.expander("Your support so far"):
-        counts: dict[tuple[str, str], int] = {}
-        for values in held.values.values():
-            for factor_key, value in values.items():
-                counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
-        st.markdown(
-            "\n".join(
-                f"- **{f.key}**: "
-                + ", ".join(f"{v} {counts.get((f.key, v), 0)}" for v in [*f.values, AMBIGUOUS])
-                for f in factors
-                if f.source == "manual"
-            )
-        )
-
-
-annotating()
+complete = sum(1 for _v, s in queue if s in ("complete", "disagreement"))
+st.sidebar.progress(complete / len(videos), text=f"{complete} of {len(videos)} videos complete")
 with st.sidebar.expander("Keyboard", expanded=True):
     st.markdown("\n".join(f"- `{keys}` {what}" for keys, what in KEY_HELP))
+with st.sidebar.expander("Your support so far"):
+    counts: dict[tuple[str, str], int] = {}
+    for values in held.values.values():
+        for factor_key, value in values.items():
+            counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
+    st.markdown(
+        "\n".join(
+            f"- **{f.key}**: "
+            + ", ".join(f"{v} {counts.get((f.key, v), 0)}" for v in [*f.values, AMBIGUOUS])
+            for f in factors
+            if f.source == "manual"
+        )
+    )

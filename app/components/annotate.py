@@ -39,7 +39,7 @@ KEY_HELP = [
 
 def sent_state(key: str, name: str) -> object:
     """The last value the surface sent as state ``name`` (None before it sent any) — for the
-    callbacks, which run before the page (or the fragment) that mounts the surface."""
+    callbacks, which run before the page."""
     value = st.session_state.get(key)
     try:
         return value.get(name) if value is not None else None
@@ -49,8 +49,8 @@ def sent_state(key: str, name: str) -> object:
 
 def annotate_surface(*, data: dict, key: str, on_events: Callable[[], None]) -> None:
     """Mount the surface. ``data`` is what the store holds (see the Annotate page); the
-    surface sends state ``events`` (handled by ``on_events`` before the next run of what
-    mounts it) and ``view`` (the video on screen)."""
+    surface sends state ``events`` (handled by ``on_events`` before the next run of the page)
+    and ``view`` (the video on screen)."""
     _SURFACE(
         data=data,
         key=key,
