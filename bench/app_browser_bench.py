@@ -67,6 +67,17 @@ _ARM = """
 }); }
 """
 
+# The armed measurement, or an error saying where the surface stands if it never completes
+# (a bench that waits forever says nothing).
+_RESULT = """
+() => Promise.race([window.__benchResult, new Promise((_, reject) => setTimeout(() => {
+  const root = document.querySelector(".vs-annotate");
+  reject(new Error("not done in 30 s: " + JSON.stringify({
+    acked: root && root.dataset.acked, pending: root && root.dataset.pending,
+    seq: window.__vadsceneAnnotate && window.__vadsceneAnnotate.seq })));
+}, 30000))])
+"""
+
 _SWAP = """
 (src) => new Promise((resolve) => {
   const video = document.querySelector("video");
@@ -174,7 +185,7 @@ def measure_keys(page, count: int) -> list[float]:
         )
         page.evaluate(_ARM, [key, condition])
         page.keyboard.press(key)
-        samples.append(page.evaluate("() => window.__benchResult"))
+        samples.append(page.evaluate(_RESULT))
         page.evaluate("() => window.__benchDone()")
         page.wait_for_timeout(150)
     return samples
@@ -191,7 +202,7 @@ def measure_switches(page, count: int) -> list[float]:
         )
         page.evaluate(_ARM, ["n", condition])
         page.keyboard.press("n")
-        samples.append(page.evaluate("() => window.__benchResult"))
+        samples.append(page.evaluate(_RESULT))
         page.evaluate("() => window.__benchDone()")
     return samples
 

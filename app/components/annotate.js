@@ -535,8 +535,14 @@ export default function (component) {
     });
     const panel = $(".vs-panel");
     panel.innerHTML = rows.join("");
+    // Scrolling lays the page out at once (milliseconds of a key's time): only when the
+    // focused row changed.
+    const focusedRow = `${id}\n${s.focus}`;
     const focused = panel.querySelector(".vs-focus");
-    if (focused) focused.scrollIntoView({ block: "nearest" });
+    if (focused && panel.vsFocused !== focusedRow) {
+      panel.vsFocused = focusedRow;
+      focused.scrollIntoView({ block: "nearest" });
+    }
     const f = factor();
     $(".vs-criterion").innerHTML = s.criterion
       ? `<b>${escapeHtml(f.name)}</b>: ${escapeHtml(f.criterion)}${f.rule ? ` <i>(${escapeHtml(f.rule)})</i>` : ""}`
@@ -599,10 +605,18 @@ export default function (component) {
       if (typing(event.target)) {
         // Enter or Escape in any other text box (the name dialog, a filter) leaves it, so the
         // next hotkey reaches the panel and never lands in the box.
+        // Deferred, so the box's own handlers see the key first (Enter submits the name).
+        // Only if focus stayed in the box meanwhile: the browser handles queued keys before
+        // its timers, and after Escape in the note `1 e` may already have put focus back in
+        // it — blurring it then would drop what is typed next.
         if (event.key === "Escape" || event.key === "Enter") {
           const box = event.target;
+          let left = false;
+          const leave = () => { left = true; };
+          box.addEventListener("blur", leave, { once: true });
           window.setTimeout(() => {
-            if (document.activeElement === box) box.blur();
+            box.removeEventListener("blur", leave);
+            if (!left && document.activeElement === box) box.blur();
           }, 0);
         }
         return;
