@@ -648,7 +648,12 @@ def audit(
     """
     from vadscene.audit import run_audit
     from vadscene.audit.loaders import parse_scores_argument
-    from vadscene.audit.report import bias_warnings, check_report_folder, write_report
+    from vadscene.audit.report import (
+        REPORT_STEPS,
+        bias_warnings,
+        check_report_folder,
+        write_report,
+    )
     from vadscene.audit.sources import (
         gather_inputs,
         gather_probe_inputs,
@@ -701,10 +706,12 @@ def audit(
             soft_labels=load_soft_labels(soft_labels, ground_truth) if soft_labels else None,
             interval_ap=interval_ap,
         )
-    steps = ("json", "tables", "figures", "markdown", "html")
     with _progress("Writing the report") as update:
         written = write_report(
-            result, out_dir, svg=svg, progress=lambda step: update(steps.index(step), 5, step)
+            result,
+            out_dir,
+            svg=svg,
+            progress=lambda step: update(REPORT_STEPS.index(step), len(REPORT_STEPS), step),
         )
     if latex:
         from vadscene.audit.latex import write_latex_tables

@@ -56,6 +56,10 @@ _SHORT_GRANULARITY = {g: label.split(" — ")[0] for g, label in figures.GRANULA
 """Table headers ("micro", "per-category", ...), in the figures' order."""
 
 
+REPORT_STEPS = ("json", "tables", "figures", "markdown", "html")
+"""The steps :func:`write_report` announces to its ``progress`` callback, in order."""
+
+
 @dataclass(frozen=True)
 class _Text:
     text: str
