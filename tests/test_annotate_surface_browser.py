@@ -323,6 +323,8 @@ def test_the_queue_rows_follow_each_commit_and_move(served: tuple[str, Path]) ->
 
     with chromium_page(1440, 900) as page:
         _open(page, url, "rows")
+        page.locator(".vs-queue-title").click()  # the list is drawn while it is open
+        page.locator(".vs-queue li").first.wait_for()
         for factor in manual:
             _focus(page, factor)
             page.keyboard.press("a")
@@ -336,3 +338,55 @@ def test_the_queue_rows_follow_each_commit_and_move(served: tuple[str, Path]) ->
         following = page.evaluate("() => window.__vadsceneAnnotate.current")
         assert following != VIDEO
         _wait_for(lambda: rows(page) == expected(following), what="here moved with the video")
+
+
+def test_with_no_video_in_the_url_the_video_completed_stays_the_one_decided(
+    served: tuple[str, Path],
+) -> None:
+    """A page load sends the surface the queue's next incomplete video and costs no second
+    run to hear back which video is on screen. Completing that video changes the queue's next
+    incomplete one: the page must go on sending (and the keys go on landing on) the video on
+    screen, not the queue's new choice — else the panel would fall back to stale data. The
+    name is chosen in the dialog, so the URL the page's runs see names the annotator only; the
+    video after the first is already complete, so the queue's choice once the first is done
+    is two videos on, whose neighbourhood does not hold the first."""
+    url, root = served
+    annotator = "pinned"
+    manual = [f.key for f in CATALOGUE.factors if f.source == "manual"]
+    with Workspace.open(root) as workspace:
+        order = [v for v, _status in video_queue(workspace.store, annotator)]
+        first, second = order[0], order[1]
+        for key in manual:
+            workspace.store.record_decision(second, key, "ambiguous", annotator=annotator)
+    with chromium_page(1440, 900) as page:
+        page.goto(f"{url}/")
+        name = page.get_by_role("textbox", name="Your name")
+        name.wait_for(timeout=60_000)
+        name.fill(annotator)
+        page.keyboard.press("Enter")
+        page.wait_for_function(READY, timeout=60_000)
+        page.locator(f".vs-annotate[data-video='{first}']").wait_for(timeout=30_000)
+        for _row in CATALOGUE.factors:  # "1" on every row, top to bottom, not waiting
+            page.keyboard.press("1")
+            page.keyboard.press("ArrowDown")
+        want = {f.key: f.values[0] for f in CATALOGUE.factors}
+        _wait_for(
+            lambda: current_values(root, annotator, first) == want, what="every answer stored"
+        )
+        page.locator(".vs-annotate[data-pending='0']").wait_for(timeout=30_000)
+        page.wait_for_timeout(500)  # a run that sent another video's data would show by now
+        assert page.locator(".vs-annotate").get_attribute("data-video") == first
+        shown = page.evaluate(
+            "() => Object.fromEntries([...document.querySelectorAll('.vs-row')]"
+            ".map(r => [r.dataset.factor, r.querySelector('.vs-mine')?.dataset.value]))"
+        )
+        assert shown == want
+        # The video is complete now, and the next key still lands on it.
+        assert all(current_values(root, annotator, first).get(k) for k in manual)
+        page.keyboard.press("ArrowUp")  # back on the last row
+        page.keyboard.press("2")
+        last = CATALOGUE.factors[-1]
+        _wait_for(
+            lambda: current_values(root, annotator, first).get(last.key) == last.values[1],
+            what="the correction stored on the video on screen",
+        )

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 from app_state import current_workspace
-from components.annotate import KEY_HELP, annotate_surface, sent_state
-from components.remember import remembered_annotator
+from components.annotate import annotate_surface, sent_state
+from components.remember import ANNOTATOR_KEY, remembered_annotator
 
 from vadscene.annotation import (
     Ack,
@@ -57,11 +57,13 @@ annotator = st.query_params.get("annotator", "").strip()
 if annotator == AUTO_ANNOTATOR:
     annotator = ""
     st.error(f"'{AUTO_ANNOTATOR}' is reserved for measured decisions; pick another name.")
-remembered = remembered_annotator(annotator, key="annotate_remember")
-if not annotator and remembered and remembered != AUTO_ANNOTATOR:
-    st.query_params["annotator"] = remembered
-    st.rerun()
 if not annotator:
+    # The surface stores the name in this browser once annotating starts; without one in the
+    # URL the stored name is read back (a page load with a name mounts no reader).
+    remembered = remembered_annotator(key="annotate_remember")
+    if remembered and remembered != AUTO_ANNOTATOR:
+        st.query_params["annotator"] = remembered
+        st.rerun()
     st.title("Annotate")
     st.info("Choose your name to start; this browser will remember it.")
     if st.button("Choose annotator", type="primary"):
@@ -139,14 +141,19 @@ st.session_state.annotate_queue = held
 _latest_queues(str(workspace.root))[annotator] = held
 queue = held.queue
 
-# --- which video: the one on screen (the surface switches by itself), else the URL's, else
-# the queue's next incomplete one ----------------------------------------------------------------
+# --- which video: the one on screen. The surface says so when it switches by itself ("view");
+# until then it shows the one this session sent it first, which came from the URL or else the
+# queue's next incomplete one. (Telling Python of the video it just sent would cost every page
+# load a second run while the video's first frame is decoding.) ----------------------------------
 index = {video: i for i, video in enumerate(videos)}
 video_id = sent_state(SURFACE, "view")
+if video_id not in index:
+    video_id = st.session_state.get("annotate_video")
 if video_id not in index:
     video_id = st.query_params.get("video")
 if video_id not in index:
     video_id = held.next_incomplete() or videos[0]
+st.session_state.annotate_video = video_id
 
 # The data of the videos n, p and i lead to, so the surface can switch without waiting.
 position = index[video_id]
@@ -184,6 +191,16 @@ def _rule(factor) -> str | None:
     return f"auto: {factor.auto.statistic}, {rule} threshold {shown}"
 
 
+counts: dict[tuple[str, str], int] = {}
+for values in held.values.values():
+    for factor_key, value in values.items():
+        counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
+support = [
+    [f.name, [[v, counts.get((f.key, v), 0)] for v in [*f.values, AMBIGUOUS]]]
+    for f in factors
+    if f.source == "manual"
+]
+
 last = ledger.last
 annotate_surface(
     data={
@@ -194,6 +211,8 @@ annotate_surface(
         "failure": ledger.failure,
         "notices": ledger.notices,
         "queue": queue,
+        "support": support,
+        "remember_as": ANNOTATOR_KEY,
         "factors": [
             {
                 "key": f.key,
@@ -212,24 +231,7 @@ annotate_surface(
     on_events=_handle_events,
 )
 
-# --- sidebar: who, progress, keys ------------------------------------------------------------
+# --- sidebar: who (progress, the queue, your answers and the keys are on the surface) -----------
 st.sidebar.markdown(f"Annotating as **{annotator}**")
 if st.sidebar.button("Switch annotator", key="annotate_switch"):
     choose_annotator(annotator)
-complete = sum(1 for _v, s in queue if s in ("complete", "disagreement"))
-st.sidebar.progress(complete / len(videos), text=f"{complete} of {len(videos)} videos complete")
-with st.sidebar.expander("Keyboard", expanded=True):
-    st.markdown("\n".join(f"- `{keys}` {what}" for keys, what in KEY_HELP))
-with st.sidebar.expander("Your support so far"):
-    counts: dict[tuple[str, str], int] = {}
-    for values in held.values.values():
-        for factor_key, value in values.items():
-            counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
-    st.markdown(
-        "\n".join(
-            f"- **{f.key}**: "
-            + ", ".join(f"{v} {counts.get((f.key, v), 0)}" for v in [*f.values, AMBIGUOUS])
-            for f in factors
-            if f.source == "manual"
-        )
-    )

@@ -26,6 +26,23 @@ const PLAYER_KEYS = {
   ",": "frame_back", ".": "frame_forward", "[": "slower", "]": "faster", l: "loop",
 };
 const FOCUS_KEYS = { ArrowUp: -1, k: -1, ArrowDown: 1, j: 1 };
+const KEY_HELP = [
+  ["↑ ↓ (k j)", "previous / next factor"],
+  ["1–9", "the focused factor's value by number (the last is ambiguous)"],
+  ["a", "ambiguous"],
+  ["y", "accept the auto pole as your decision"],
+  ["c", "show the focused factor's criterion"],
+  ["n p", "next / previous video"],
+  ["i", "next incomplete video"],
+  ["u", "undo your last decision"],
+  ["f", "flag / unflag the video"],
+  ["e", "write a note (Enter or Esc returns to the panel)"],
+  ["space", "play / pause"],
+  ["[ ]", "slower / faster (0.25×–4×, remembered)"],
+  [", .", "previous / next frame"],
+  ["← →", "back / forward 5 s"],
+  ["r · l", "restart · loop on/off"],
+];
 const STATUS_MARK = { complete: "✓", incomplete: "○", flagged: "⚑", disagreement: "≠" };
 
 function typing(target) {
@@ -97,6 +114,10 @@ function build(parent) {
       <div class="vs-criterion"></div>
       <details class="vs-queue-box"><summary class="vs-queue-title"></summary>
         <ol class="vs-queue"></ol></details>
+      <details class="vs-support-box"><summary>Your answers so far</summary>
+        <div class="vs-support"></div></details>
+      <dl class="vs-keys" aria-label="Keyboard">${KEY_HELP.map(([keys, what]) => (
+        `<dt>${escapeHtml(keys)}</dt><dd>${escapeHtml(what)}</dd>`)).join("")}</dl>
     </div>`;
   const id = `vs-note-${Math.random().toString(36).slice(2)}`;
   root.querySelector(".vs-note-text").id = id;
@@ -128,12 +149,19 @@ export default function (component) {
     s.pool = {};
     s.current = null;
     s.note = { timer: null, video: null };
+    // The video Python sends the neighbourhood of, until told of another ("view").
+    s.told = data.video;
   }
   s.root = root;
   s.setState = setStateValue;
   s.annotator = data.annotator;
+  if (s.remembered !== data.annotator) {
+    s.remembered = data.annotator; // read back by remember.py when the URL names nobody
+    storage("setItem", data.remember_as, data.annotator);
+  }
   s.head = data.head;
   s.factors = data.factors;
+  s.support = data.support;
   s.queue = data.queue.map(([id, status]) => ({ id, status }));
   s.index = Object.fromEntries(s.queue.map((entry, i) => [entry.id, i]));
   for (const [id, view] of Object.entries(data.videos)) s.cache[id] = view;
@@ -255,14 +283,29 @@ export default function (component) {
       }
       flushNote();
       message("", "none");
-      s.setState("view", id);
+      if (id !== s.told) {
+        s.told = id;
+        s.setState("view", id);
+      }
     }
     prune();
     render();
   };
   const prune = () => {
     const keep = new Set([s.current, ...neighbours(s.current)]);
-    for (const id of keep) if (s.cache[id]) element(id);
+    // The neighbours start loading once the video on screen has its first frame (or cannot
+    // play): on a page load three decoders starting together delay the one being waited for.
+    const current = s.cache[s.current] ? element(s.current) : null;
+    if (current && current.readyState < 2 && !current.dataset.why) {
+      if (!current.vsWaiting) {
+        current.vsWaiting = true;
+        const later = () => { if (s.current === current.dataset.video) prune(); };
+        current.addEventListener("loadeddata", later, { once: true });
+        current.addEventListener("error", later, { once: true });
+      }
+    } else {
+      for (const id of keep) if (s.cache[id]) element(id);
+    }
     for (const [id, el] of Object.entries(s.pool)) {
       if (!keep.has(id)) {
         el.removeAttribute("src");
@@ -355,6 +398,7 @@ export default function (component) {
       if (chip) decide(chip.dataset.value, chip.dataset.auto === "1");
       else render();
     });
+    $(".vs-queue-box").addEventListener("toggle", () => showQueue());
     $(".vs-queue").addEventListener("click", (event) => {
       const item = event.target.closest("[data-video]");
       if (item) show(item.dataset.video);
@@ -535,13 +579,19 @@ export default function (component) {
     });
     const panel = $(".vs-panel");
     panel.innerHTML = rows.join("");
-    // Scrolling lays the page out at once (milliseconds of a key's time): only when the
-    // focused row changed.
+    // Only when the focused row changed, and once the frame is painted, when the layout is
+    // the one just computed: a scroll here would lay the whole page out at once, which costs a
+    // key its echo and a page load the start of its video by tens of milliseconds.
     const focusedRow = `${id}\n${s.focus}`;
-    const focused = panel.querySelector(".vs-focus");
-    if (focused && panel.vsFocused !== focusedRow) {
+    if (panel.vsFocused !== focusedRow) {
       panel.vsFocused = focusedRow;
-      focused.scrollIntoView({ block: "nearest" });
+      window.requestAnimationFrame(() => window.setTimeout(() => {
+        const focused = panel.querySelector(".vs-focus");
+        if (!focused) return;
+        const row = focused.getBoundingClientRect();
+        const box = panel.getBoundingClientRect();
+        if (row.top < box.top || row.bottom > box.bottom) focused.scrollIntoView({ block: "nearest" });
+      }, 0));
     }
     const f = factor();
     $(".vs-criterion").innerHTML = s.criterion
@@ -557,10 +607,28 @@ export default function (component) {
         + `background-size:${view.strip.length * 100}% 100%"></span>`)).join("") : "";
     }
 
-    const done = s.queue.filter((q) => q.status === "complete").length;
+    // A disagreement is complete for this annotator too (they answered every manual factor).
+    const done = s.queue.filter((q) => q.status === "complete" || q.status === "disagreement");
     $(".vs-queue-title").textContent =
-      `Queue · ${done} of ${s.queue.length} complete · ${entry ? entry.status : ""}`;
+      `Queue · ${done.length} of ${s.queue.length} complete · ${entry ? entry.status : ""}`;
+    showQueue();
+    const support = $(".vs-support");
+    const table = s.support.map(([name, counts]) => (
+      `<div><b>${escapeHtml(name)}</b> ${counts.map(([value, n]) => (
+        `${escapeHtml(value)} ${n}`)).join(" · ")}</div>`)).join("");
+    if (support.vsTable !== table) {
+      support.vsTable = table;
+      support.innerHTML = table;
+    }
+    showNote();
+    showBar();
+  };
+  // The list is drawn only while it is open: thousands of rows laid out on every page load
+  // would delay the first frame of the video.
+  const showQueue = () => {
     const list = $(".vs-queue");
+    if (!$(".vs-queue-box").open) return;
+    const id = s.current;
     const rowClass = (q) => `vs-q-${q.status}${q.id === id ? " vs-here" : ""}`;
     const ids = s.queue.map((q) => q.id).join("\n");
     if (list.vsIds !== ids) {
@@ -579,8 +647,6 @@ export default function (component) {
         }
       });
     }
-    showNote();
-    showBar();
   };
 
   // --- after each run: confirmations and failures -------------------------------------------

@@ -18,24 +18,6 @@ _SURFACE = st.components.v2.component(
     isolate_styles=False,
 )
 
-KEY_HELP = [
-    ("↑ ↓ (k j)", "previous / next factor"),
-    ("1–9", "the focused factor's value by number (the last is ambiguous)"),
-    ("a", "ambiguous"),
-    ("y", "accept the auto pole as your decision"),
-    ("c", "show the focused factor's criterion"),
-    ("n p", "next / previous video"),
-    ("i", "next incomplete video"),
-    ("u", "undo your last decision"),
-    ("f", "flag / unflag the video"),
-    ("e", "write a note (Enter or Esc returns to the panel)"),
-    ("space", "play / pause"),
-    ("[ ]", "slower / faster (0.25×–4×, remembered)"),
-    (", .", "previous / next frame"),
-    ("← →", "back / forward 5 s"),
-    ("r  l", "restart · loop on/off"),
-]
-
 
 def sent_state(key: str, name: str) -> object:
     """The last value the surface sent as state ``name`` (None before it sent any) — for the

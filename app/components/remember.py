@@ -1,25 +1,23 @@
-"""Remember the annotator's name in this browser (localStorage), so opening the app again
-fills it in — per browser, never shared between annotators through the workspace."""
+"""Read back the annotator's name this browser remembers (localStorage), so opening the app
+again without a name in the URL fills it in — per browser, never shared between annotators
+through the workspace. The Annotate surface is what stores the name, once annotating starts."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-_JS = """
-export default function (component) {
-  const { data, setTriggerValue } = component;
-  const KEY = "vadscene.annotator";
-  if (data.name) {
-    window.localStorage.setItem(KEY, data.name);
-  } else {
-    const stored = window.localStorage.getItem(KEY);
-    if (stored) setTriggerValue("stored", stored);
-  }
-}
+ANNOTATOR_KEY = "vadscene.annotator"
+"""The localStorage key; annotate.js writes the same one."""
+
+_JS = f"""
+export default function (component) {{
+  const stored = window.localStorage.getItem({ANNOTATOR_KEY!r});
+  if (stored) component.setTriggerValue("stored", stored);
+}}
 """
 _REMEMBER = st.components.v2.component("vadscene_remember_annotator", js=_JS)
 
 
-def remembered_annotator(name: str, *, key: str) -> str | None:
-    """Store ``name`` in the browser; with no name, return the one stored there (if any)."""
-    return _REMEMBER(data={"name": name}, key=key, on_stored_change=lambda: None).stored
+def remembered_annotator(*, key: str) -> str | None:
+    """The name stored in this browser, if any (None on the run before the browser answers)."""
+    return _REMEMBER(key=key, on_stored_change=lambda: None).stored
