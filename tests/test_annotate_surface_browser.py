@@ -161,6 +161,18 @@ def test_the_name_is_chosen_in_a_dialog_and_hotkeys_never_land_in_a_text_box(
         )
         assert resolution == [("high",), ("low",)]
 
+        # Switching is the surface's button and the same dialog; keys typed then name nobody.
+        page.get_by_role("button", name="Switch annotator").click()
+        name = page.get_by_role("textbox", name="Your name")
+        name.wait_for(timeout=30_000)
+        name.fill("second")
+        page.keyboard.press("Enter")
+        page.get_by_text("Annotating as second").wait_for(timeout=30_000)
+        assert "annotator=second&" in page.evaluate("() => location.href") + "&"
+        page.keyboard.press("1")  # resolution → high, now as "second"
+        _wait_for(lambda: current_values(root, "second", video).get("resolution") == "high")
+        assert current_values(root, "newbie", video).get("resolution") == "low"
+
 
 def test_a_note_reopened_right_after_escape_keeps_what_is_typed_next(
     served: tuple[str, Path],

@@ -202,7 +202,7 @@ support = [
 ]
 
 last = ledger.last
-annotate_surface(
+switch = annotate_surface(
     data={
         "annotator": annotator,
         "video": video_id,
@@ -231,7 +231,5 @@ annotate_surface(
     on_events=_handle_events,
 )
 
-# --- sidebar: who (progress, the queue, your answers and the keys are on the surface) -----------
-st.sidebar.markdown(f"Annotating as **{annotator}**")
-if st.sidebar.button("Switch annotator", key="annotate_switch"):
+if switch:
     choose_annotator(annotator)

@@ -104,6 +104,8 @@ function build(parent) {
       </div>
     </div>
     <div class="vs-decide">
+      <div class="vs-who">Annotating as <b></b>
+        <button class="vs-switch" title="Choose another name">Switch annotator</button></div>
       <div class="vs-head">
         <span class="vs-done"></span>
         <button class="vs-flag" title="Flag for review (f)">⚑ Flag (f)</button>
@@ -127,7 +129,7 @@ function build(parent) {
 }
 
 export default function (component) {
-  const { data, parentElement, setStateValue } = component;
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
   const built = parentElement.querySelector(".vs-annotate");
   const root = built || build(parentElement);
   const s = (window.__vadsceneAnnotate = window.__vadsceneAnnotate || {
@@ -154,6 +156,7 @@ export default function (component) {
   }
   s.root = root;
   s.setState = setStateValue;
+  s.setTrigger = setTriggerValue;
   s.annotator = data.annotator;
   if (s.remembered !== data.annotator) {
     s.remembered = data.annotator; // read back by remember.py when the URL names nobody
@@ -382,6 +385,7 @@ export default function (component) {
     stage.addEventListener("seeked", showBar, true);
     stage.addEventListener("loadedmetadata", showBar, true);
     $(".vs-flag").addEventListener("click", () => toggleFlag());
+    $(".vs-switch").addEventListener("click", () => s.setTrigger("switch", true));
     $(".vs-strip").addEventListener("click", (event) => {
       const thumb = event.target.closest("[data-frame]");
       const view = s.cache[s.current];
@@ -554,6 +558,7 @@ export default function (component) {
     const saving = s.pending.length;
     $(".vs-saving").textContent = saving ? `saving ${saving}…` : "all saved";
     $(".vs-saving").classList.toggle("vs-busy", saving > 0);
+    $(".vs-who b").textContent = s.annotator;
     root.dataset.pending = String(saving);
     root.dataset.video = id;
 

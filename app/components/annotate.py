@@ -29,14 +29,17 @@ def sent_state(key: str, name: str) -> object:
         return None
 
 
-def annotate_surface(*, data: dict, key: str, on_events: Callable[[], None]) -> None:
+def annotate_surface(*, data: dict, key: str, on_events: Callable[[], None]) -> bool:
     """Mount the surface. ``data`` is what the store holds (see the Annotate page); the
     surface sends state ``events`` (handled by ``on_events`` before the next run of the page)
-    and ``view`` (the video on screen)."""
-    _SURFACE(
+    and ``view`` (the video on screen). True on the run after its "switch annotator" button
+    was pressed."""
+    result = _SURFACE(
         data=data,
         key=key,
         on_events_change=on_events,
         on_view_change=lambda: None,
+        on_switch_change=lambda: None,
         height="content",
     )
+    return bool(result.switch)
