@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 ANNOTATOR_KEY = "vadscene.annotator"
-"""The localStorage key; annotate.js writes the same one."""
+"""The localStorage key; the Annotate page hands it to the surface, which writes it."""
 
 _JS = f"""
 export default function (component) {{
