@@ -164,7 +164,6 @@ export default function (component) {
   }
   s.head = data.head;
   s.factors = data.factors;
-  s.support = data.support;
   s.queue = data.queue.map(([id, status]) => ({ id, status }));
   s.index = Object.fromEntries(s.queue.map((entry, i) => [entry.id, i]));
   for (const [id, view] of Object.entries(data.videos)) s.cache[id] = view;
@@ -558,7 +557,6 @@ export default function (component) {
     const saving = s.pending.length;
     $(".vs-saving").textContent = saving ? `saving ${saving}…` : "all saved";
     $(".vs-saving").classList.toggle("vs-busy", saving > 0);
-    $(".vs-who b").textContent = s.annotator;
     root.dataset.pending = String(saving);
     root.dataset.video = id;
 
@@ -617,14 +615,6 @@ export default function (component) {
     $(".vs-queue-title").textContent =
       `Queue · ${done.length} of ${s.queue.length} complete · ${entry ? entry.status : ""}`;
     showQueue();
-    const support = $(".vs-support");
-    const table = s.support.map(([name, counts]) => (
-      `<div><b>${escapeHtml(name)}</b> ${counts.map(([value, n]) => (
-        `${escapeHtml(value)} ${n}`)).join(" · ")}</div>`)).join("");
-    if (support.vsTable !== table) {
-      support.vsTable = table;
-      support.innerHTML = table;
-    }
     showNote();
     showBar();
   };
@@ -654,7 +644,17 @@ export default function (component) {
     }
   };
 
-  // --- after each run: confirmations and failures -------------------------------------------
+  // --- after each run: who, your answers so far (they change only with what Python sends, not
+  // with each key or move), confirmations and failures ---------------------------------------
+  $(".vs-who b").textContent = s.annotator;
+  const support = $(".vs-support");
+  const table = data.support.map(([name, counts]) => (
+    `<div><b>${escapeHtml(name)}</b> ${counts.map(([value, n]) => (
+      `${escapeHtml(value)} ${n}`)).join(" · ")}</div>`)).join("");
+  if (support.vsTable !== table) {
+    support.vsTable = table;
+    support.innerHTML = table;
+  }
   if (s.failure) {
     message(s.failure.message, "error");
     scheduleRetry();
