@@ -2,8 +2,8 @@
 
 The surface (components/annotate.js) owns what is on screen and turns every key and click into
 an event; :func:`vadscene.annotation.handle_events` commits each once, in the callback that runs
-before this page, so the page then sends the surface what the store holds and which events are
-confirmed. No Streamlit widget here writes a decision."""
+before the surface's fragment, so the fragment then sends the surface what the store holds and
+which events are confirmed. No Streamlit widget here writes a decision."""
 
 import threading
 from dataclasses import dataclass, field
@@ -93,7 +93,8 @@ ledger: Ledger = st.session_state.setdefault(f"annotate_ledger:{annotator}", Led
 
 def _handle_events() -> None:
     """Commit what the surface sent, each event once (vadscene.annotation.handle_events),
-    before the page runs — so this very run shows the store with them and confirms them.
+    before the surface's fragment runs — so this very run shows the store with them and
+    confirms them.
 
     Streamlit may abort a callback at any ``st.*`` call when a newer rerun request arrives
     (keys typed faster than the page runs). So every ``st.*`` call happens before the first
@@ -129,39 +130,45 @@ def _latest_queues(root: str) -> dict[str, AnnotatorQueue]:
     return {}
 
 
-# Kept per session and refreshed, not rebuilt: a key changes one video's status. A new session
-# (a page load) starts from the server's latest queue of this annotator.
-held = st.session_state.get("annotate_queue")
-if held is None or held.annotator != annotator:
-    held = _latest_queues(str(workspace.root)).get(annotator)
-if held is None:
-    held = AnnotatorQueue.build(store, annotator)
-held = held.refresh(store, videos)
-st.session_state.annotate_queue = held
-_latest_queues(str(workspace.root))[annotator] = held
-queue = held.queue
+def _queue() -> AnnotatorQueue:
+    """This annotator's queue, kept per session and refreshed, not rebuilt: a key changes one
+    video's status. A new session (a page load) starts from the server's latest queue of this
+    annotator."""
+    held = st.session_state.get("annotate_queue")
+    if held is None or held.annotator != annotator:
+        held = _latest_queues(str(workspace.root)).get(annotator)
+    if held is None:
+        held = AnnotatorQueue.build(store, annotator)
+    held = held.refresh(store, videos)
+    st.session_state.annotate_queue = held
+    _latest_queues(str(workspace.root))[annotator] = held
+    return held
 
-# --- which video: the one on screen. The surface says so when it switches by itself ("view");
-# until then it shows the one this session sent it first, which came from the URL or else the
-# queue's next incomplete one. (Telling Python of the video it just sent would cost every page
-# load a second run while the video's first frame is decoding.) ----------------------------------
-index = {video: i for i, video in enumerate(videos)}
-video_id = sent_state(SURFACE, "view")
-if video_id not in index:
-    video_id = st.session_state.get("annotate_video")
-if video_id not in index:
-    video_id = st.query_params.get("video")
-if video_id not in index:
-    video_id = held.next_incomplete() or videos[0]
-st.session_state.annotate_video = video_id
 
-# The data of the videos n, p and i lead to, so the surface can switch without waiting.
-position = index[video_id]
-around = {video_id, videos[(position + 1) % len(videos)], videos[(position - 1) % len(videos)]}
-later = [v for v, s in queue[position + 1 :] + queue[:position] if s == "incomplete"]
-around.update(later[:1])
-factors = list(workspace.catalogue.factors)
-rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
+def _on_screen(held: AnnotatorQueue) -> str:
+    """The video on screen. The surface says so when it switches by itself ("view"); until
+    then it shows the one this session sent it first, which came from the URL or else the
+    queue's next incomplete one. (Telling Python of the video it just sent would cost every
+    page load a second run while the video's first frame is decoding.)"""
+    video_id = sent_state(SURFACE, "view")
+    if video_id not in index:
+        video_id = st.session_state.get("annotate_video")
+    if video_id not in index:
+        video_id = st.query_params.get("video")
+    if video_id not in index:
+        video_id = held.next_incomplete() or videos[0]
+    st.session_state.annotate_video = video_id
+    return video_id
+
+
+def _around(video_id: str, queue: list[tuple[str, str]]) -> set[str]:
+    """The video on screen and those n, p and i lead to, so the surface can switch without
+    waiting."""
+    position = index[video_id]
+    around = {video_id, videos[(position + 1) % len(videos)], videos[(position - 1) % len(videos)]}
+    later = [v for v, s in queue[position + 1 :] + queue[:position] if s == "incomplete"]
+    around.update(later[:1])
+    return around
 
 
 def _view(video: str) -> dict:
@@ -183,53 +190,78 @@ def _view(video: str) -> dict:
     }
 
 
-def _rule(factor) -> str | None:
-    if factor.auto is None:
-        return None
-    rule, limits = rules.get(factor.key, (factor.auto.rule, ()))
-    shown = ", ".join(f"{t:.4g}" for t in limits) or "not applied yet"
-    return f"auto: {factor.auto.statistic}, {rule} threshold {shown}"
+def _factors() -> list[dict]:
+    rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
+
+    def rule(factor) -> str | None:
+        if factor.auto is None:
+            return None
+        name, limits = rules.get(factor.key, (factor.auto.rule, ()))
+        shown = ", ".join(f"{t:.4g}" for t in limits) or "not applied yet"
+        return f"auto: {factor.auto.statistic}, {name} threshold {shown}"
+
+    return [
+        {
+            "key": f.key,
+            "name": f.name,
+            "values": list(f.values),
+            "source": f.source,
+            "criterion": f.criterion,
+            "statistic": f.auto.statistic if f.auto else None,
+            "rule": rule(f),
+        }
+        for f in workspace.catalogue.factors
+    ]
 
 
-counts: dict[tuple[str, str], int] = {}
-for values in held.values.values():
-    for factor_key, value in values.items():
-        counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
-support = [
-    [f.name, [[v, counts.get((f.key, v), 0)] for v in [*f.values, AMBIGUOUS]]]
-    for f in factors
-    if f.source == "manual"
-]
+def _support(held: AnnotatorQueue) -> list:
+    """Your answers so far: per manual factor, how many videos have each value."""
+    counts: dict[tuple[str, str], int] = {}
+    for values in held.values.values():
+        for factor_key, value in values.items():
+            counts[(factor_key, value)] = counts.get((factor_key, value), 0) + 1
+    return [
+        [f.name, [[v, counts.get((f.key, v), 0)] for v in [*f.values, AMBIGUOUS]]]
+        for f in workspace.catalogue.factors
+        if f.source == "manual"
+    ]
 
-last = ledger.last
-switch = annotate_surface(
-    data={
-        "annotator": annotator,
-        "video": video_id,
-        "head": store.last_decision_id(annotator),
-        "ack": {"page": last.page, "seq": last.seq} if last else None,
-        "failure": ledger.failure,
-        "notices": ledger.notices,
-        "queue": queue,
-        "support": support,
-        "remember_as": ANNOTATOR_KEY,
-        "factors": [
-            {
-                "key": f.key,
-                "name": f.name,
-                "values": list(f.values),
-                "source": f.source,
-                "criterion": f.criterion,
-                "statistic": f.auto.statistic if f.auto else None,
-                "rule": _rule(f),
-            }
-            for f in factors
-        ],
-        "videos": {video: _view(video) for video in sorted(around)},
-    },
-    key=SURFACE,
-    on_events=_handle_events,
-)
 
-if switch:
+index = {video: i for i, video in enumerate(videos)}
+
+
+@st.fragment
+def _annotate() -> None:
+    """The surface and what it is sent. A fragment: a key or a switch of video reruns only this,
+    not the app's navigation and the rest of the page, which halves what a key takes to be
+    confirmed."""
+    held = _queue()
+    queue = held.queue
+    video_id = _on_screen(held)
+    last = ledger.last
+    switch = annotate_surface(
+        data={
+            "annotator": annotator,
+            "video": video_id,
+            "head": store.last_decision_id(annotator),
+            "ack": {"page": last.page, "seq": last.seq} if last else None,
+            "failure": ledger.failure,
+            "notices": ledger.notices,
+            "queue": queue,
+            "support": _support(held),
+            "remember_as": ANNOTATOR_KEY,
+            "factors": _factors(),
+            "videos": {video: _view(video) for video in sorted(_around(video_id, queue))},
+        },
+        key=SURFACE,
+        on_events=_handle_events,
+    )
+    if switch:
+        # The dialog belongs to the whole page, not to this fragment.
+        st.session_state.annotate_switch = True
+        st.rerun(scope="app")
+
+
+if st.session_state.pop("annotate_switch", False):
     choose_annotator(annotator)
+_annotate()

@@ -31,7 +31,7 @@ def sent_state(key: str, name: str) -> object:
 
 def annotate_surface(*, data: dict, key: str, on_events: Callable[[], None]) -> bool:
     """Mount the surface. ``data`` is what the store holds (see the Annotate page); the
-    surface sends state ``events`` (handled by ``on_events`` before the next run of the page)
+    surface sends state ``events`` (handled by ``on_events`` before the next run)
     and ``view`` (the video on screen). True on the run after its "switch annotator" button
     was pressed."""
     result = _SURFACE(
