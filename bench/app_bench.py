@@ -7,11 +7,13 @@ Measured server-side (the browser adds its own rendering):
 - decision → commit: ``AnnotationStore.record_decision`` (validation, override lookup, one
   ``BEGIN IMMEDIATE`` … ``COMMIT`` with ``synchronous=FULL``) against the floor of a bare
   ``INSERT`` + commit on a SQLite file with the same settings. Target ≤ 150 ms.
-- moving to the next video: one run of the Annotate page script (AppTest) with a new
-  ``?video=``, against the floor of an empty Streamlit script run the same way. Target ≤ 300 ms.
+- moving to the next video: one run of the Annotate page script (AppTest) for another video
+  (as after the surface's ``view`` event), against the floor of an empty Streamlit script run
+  the same way. Target ≤ 300 ms.
 - a key's rerun: one decision committed, then a run of the Annotate page on the same video
-  (what each confirmation costs the server; the page keeps its queue current per key), against
-  the same floor. The browser adds a Streamlit round trip (``bench/app_browser_bench.py``).
+  (an upper bound of what each confirmation costs the server: in the browser a key reruns only
+  the surface's fragment; the page keeps its queue current per key), against the same floor.
+  The browser adds a Streamlit round trip (``bench/app_browser_bench.py``).
 - the review table for 2,000 videos: ``review_table``, a first Review page render (building
   the table) and a rerun (the table cached per store revision), against the floor of reading
   the decision rows with one SQL query. Target ≤ 1 s.
@@ -121,7 +123,8 @@ def main() -> None:
         positions = iter(range(10**9))
 
         def next_video() -> None:
-            page.query_params["video"] = ids[next(positions) % len(ids)]
+            # What the surface's "view" event leads to: the page run for the video now on screen.
+            page.session_state["annotate_video"] = ids[next(positions) % len(ids)]
             page.run()
 
         move = timed(next_video, 15)
@@ -129,7 +132,7 @@ def main() -> None:
 
         def key_rerun() -> None:
             store.record_decision(
-                page.query_params["video"], "crowd", next(poles), annotator="carla"
+                page.session_state["annotate_video"], "crowd", next(poles), annotator="carla"
             )
             page.run()
 
