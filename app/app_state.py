@@ -7,8 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from vadscene.errors import VadsceneError
-from vadscene.workspace import Workspace
+from vadscene.core.errors import VadsceneError
+from vadscene.store.workspace import Workspace
 
 
 @st.cache_resource

@@ -5,7 +5,7 @@ import os
 
 import streamlit as st
 
-from vadscene.serving import allowed_hosts, host_check, video_routes
+from vadscene.annotate.serving import allowed_hosts, host_check, video_routes
 
 app = st.App(
     "streamlit_app.py",

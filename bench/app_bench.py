@@ -36,10 +36,10 @@ from pathlib import Path
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from vadscene.paths import app_entry_point
-from vadscene.records import VideoInfo
-from vadscene.review import review_table
-from vadscene.workspace import Workspace
+from vadscene.annotate.review import review_table
+from vadscene.core.paths import app_entry_point
+from vadscene.core.records import VideoInfo
+from vadscene.store.workspace import Workspace
 
 
 def timed(action: Callable[[], object], repeats: int) -> float:

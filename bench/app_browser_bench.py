@@ -38,9 +38,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from vadscene.core.records import VideoInfo
 from vadscene.demo import build_demo_workspace
-from vadscene.records import VideoInfo
-from vadscene.workspace import Workspace
+from vadscene.store.workspace import Workspace
 
 CHROMIUM = os.environ.get("VADSCENE_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--autoplay-policy=no-user-gesture-required"]
@@ -210,7 +210,7 @@ def measure_switches(page, count: int) -> list[float]:
 
 
 def measure_swaps(page, url: str, video_ids: list[str], count: int) -> list[float]:
-    from vadscene.serving import video_url
+    from vadscene.annotate.serving import video_url
 
     page.set_content('<video muted playsinline autoplay style="width:640px"></video>')
     samples = []

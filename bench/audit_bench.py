@@ -2,7 +2,7 @@
 
 What is compared
 ----------------
-*Engine*: one full ``vadscene.audit.engine.run_audit(gt, models, scene, n_bootstrap=B,
+*Engine*: one full ``vadscene.audit.compute.engine.run_audit(gt, models, scene, n_bootstrap=B,
 seed=0)`` on synthetic benchmarks shaped like UCF-Crime (290 videos, ≈1.11 M frames, ≈7.5 %
 anomalous frames, 13 categories + Normal) and XD-Violence (800 videos, ≈2.33 M frames, ≈23 %
 anomalous frames, 6 categories + normal "A"), 16 models (4 families of 4) with snippet-level
@@ -95,22 +95,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vadscene.audit import metrics
-from vadscene.audit.bootstrap import percentile_interval, video_multiplicities
-from vadscene.audit.definitions import (
-    DefinitionAudit,
+from vadscene.audit.compute import metrics
+from vadscene.audit.compute.bootstrap import percentile_interval, video_multiplicities
+from vadscene.audit.compute.definitions import DefinitionAudit, audit_definitions
+from vadscene.audit.compute.engine import run_audit
+from vadscene.audit.compute.pairs import pair_count_matrix
+from vadscene.audit.compute.prototypes import audit_features
+from vadscene.audit.compute.result import GRANULARITIES
+from vadscene.audit.io.definitions import (
     DefinitionScores,
     FrameClasses,
     Query,
-    audit_definitions,
     classes_from_categories,
 )
-from vadscene.audit.engine import run_audit
-from vadscene.audit.inputs import GroundTruth, ModelScores
-from vadscene.audit.pairs import pair_count_matrix
-from vadscene.audit.prototypes import Features, audit_features
-from vadscene.audit.result import GRANULARITIES
-from vadscene.audit.scene import SceneContrast, SceneLabels
+from vadscene.audit.io.features import Features
+from vadscene.audit.io.scene_labels import SceneContrast, SceneLabels
+from vadscene.audit.io.scores import ModelScores
+from vadscene.benchmark.frames import GroundTruth
 
 SNIPPET = 16
 TOLERANCE = 1e-9
@@ -953,7 +954,7 @@ def write_cli_inputs(inputs: Inputs, folder: Path) -> list[str]:
     """
     import json
 
-    from vadscene.catalogue import load_catalogue
+    from vadscene.core.catalogue import load_catalogue
 
     gt = inputs.gt
     lines = []
@@ -1021,7 +1022,7 @@ def bench_cli(shape: Shape, n_bootstrap: int, repeats: int = 3) -> None:
     one), and split the default command's time into the in-process audit and report."""
     import vl_convert
 
-    from vadscene.audit.report import _VEGA_LITE, _vega_bundle, write_report
+    from vadscene.audit.report.writer import _VEGA_LITE, _vega_bundle, write_report
 
     log(f"{shape.name}: building inputs for the CLI run")
     inputs = build_inputs(shape)

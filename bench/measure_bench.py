@@ -1,4 +1,4 @@
-"""Benchmark: ``vadscene.measure.measure_video`` against decoding alone, on one core.
+"""Benchmark: ``vadscene.measure.statistics.measure_video`` against decoding alone, on one core.
 
 What is measured
 ----------------
@@ -62,8 +62,8 @@ import decord
 import numpy as np
 from scipy.stats import spearmanr
 
-from vadscene import measure
-from vadscene.measure import MeasureParams, VideoMeasurement, measure_video
+from vadscene.measure import statistics as measure
+from vadscene.measure.statistics import MeasureParams, VideoMeasurement, measure_video
 
 WIDTH, HEIGHT, FPS = 320, 240, 30
 CORPUS_VERSION = "1"  # bump when the generator changes, so cached corpora are rebuilt

@@ -26,8 +26,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vadscene.catalogue import load_catalogue
-from vadscene.records import (
+from vadscene.core.catalogue import load_catalogue
+from vadscene.core.records import (
     RELEASE_SCHEMA_VERSION,
     FactorAssignment,
     FactorDecision,
@@ -35,8 +35,8 @@ from vadscene.records import (
     VideoInfo,
     VideoRecord,
 )
-from vadscene.release import import_release
-from vadscene.workspace import Workspace
+from vadscene.release.releases import import_release
+from vadscene.store.workspace import Workspace
 
 ANNOTATORS = ("ana", "ben", "carla")
 SMALL = 20_000

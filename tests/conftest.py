@@ -15,9 +15,9 @@ from browser import require_chromium, served_app
 from helpers import copy_demo, write_video
 from support.reliability import annotate_example
 
-from vadscene.catalogue import Catalogue, load_catalogue
 from vadscene.cli import run
-from vadscene.workspace import Workspace
+from vadscene.core.catalogue import Catalogue, load_catalogue
+from vadscene.store.workspace import Workspace
 
 SMALL_BENCHMARK = {
     # file (relative to the video root) → frames

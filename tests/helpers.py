@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from support.reliability import write_clip
 
-from vadscene.records import VideoInfo
+from vadscene.core.records import VideoInfo
 
 REALDATA = Path(
     os.environ.get("VADSCENE_REALDATA")

@@ -11,8 +11,8 @@ import pytest
 from helpers import copy_demo
 
 from vadscene.audit import run_audit
-from vadscene.audit.loaders import ModelSpec
-from vadscene.audit.sources import gather_inputs
+from vadscene.audit.io.scores import ModelSpec
+from vadscene.audit.io.sources import gather_inputs
 from vadscene.cli import run
 
 SNIPPET = 16
@@ -123,8 +123,8 @@ def test_models_json_snippet_repeat_and_the_cli_suffix(demo: Path, tmp_path: Pat
 
 
 def test_models_json_rejects_a_non_integer_snippet_repeat(tmp_path: Path) -> None:
-    from vadscene.audit.inputs import AuditInputError
-    from vadscene.audit.sources import read_model_list
+    from vadscene.audit.io.sources import read_model_list
+    from vadscene.benchmark.frames import AuditInputError
 
     path = tmp_path / "models.json"
     path.write_text(json.dumps([{"name": "m", "path": "s", "snippet_repeat": "16"}]))
@@ -179,7 +179,7 @@ def test_latex_tables_are_booktabs_with_the_report_numbers(demo: Path, tmp_path:
 
 
 def test_latex_escapes_special_characters() -> None:
-    from vadscene.audit.latex import escape
+    from vadscene.audit.report.latex import escape
 
     assert escape("a_b & 50% #1 {x} $y ~z ^w \\") == (
         "a\\_b \\& 50\\% \\#1 \\{x\\} \\$y "

@@ -26,7 +26,7 @@ from support.reliability import (
     store_changes,
 )
 
-from vadscene.workspace import STORE_NAME, Workspace
+from vadscene.store.workspace import STORE_NAME, Workspace
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

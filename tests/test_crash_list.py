@@ -21,25 +21,27 @@ import vl_convert
 import yaml
 from support.reliability import GOOD, _release_data, registry_workspace, write_clip
 
-from vadscene import jsonio
-from vadscene.audit import figures, run_audit
-from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
-from vadscene.audit.loaders import load_ground_truth, load_scores
-from vadscene.audit.report import write_report
-from vadscene.audit.sources import read_model_list
-from vadscene.catalogue import load_catalogue, parse_catalogue
-from vadscene.demo import build_demo_workspace
-from vadscene.errors import (
+from vadscene.audit import run_audit
+from vadscene.audit.io.scores import ModelScores, load_scores
+from vadscene.audit.io.sources import read_model_list
+from vadscene.audit.report import figures
+from vadscene.audit.report.writer import write_report
+from vadscene.benchmark.frames import AuditInputError, GroundTruth
+from vadscene.benchmark.ground_truth import load_ground_truth
+from vadscene.benchmark.video_lists import read_video_list
+from vadscene.core import jsonio
+from vadscene.core.catalogue import load_catalogue, parse_catalogue
+from vadscene.core.errors import (
     CatalogueError,
     ReleaseError,
     StoreError,
     VadsceneError,
     WorkspaceError,
 )
-from vadscene.release import read_release
-from vadscene.thresholds import rule_thresholds
-from vadscene.video_lists import read_video_list
-from vadscene.workspace import Workspace
+from vadscene.demo import build_demo_workspace
+from vadscene.measure.thresholds import rule_thresholds
+from vadscene.release.releases import read_release
+from vadscene.store.workspace import Workspace
 
 # --- 1. file names that are not UTF-8 --------------------------------------------------------
 

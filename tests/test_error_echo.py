@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from vadscene import cli
-from vadscene.audit.definitions import load_queries
-from vadscene.audit.loaders import load_frame_counts, load_ground_truth
-from vadscene.audit.sources import read_model_list, read_probe_list
-from vadscene.catalogue import load_catalogue
-from vadscene.errors import VadsceneError
-from vadscene.release import read_release
-from vadscene.release_tables import read_label_table
-from vadscene.video_lists import read_video_list
+from vadscene.audit.io.definitions import load_queries
+from vadscene.audit.io.sources import read_model_list, read_probe_list
+from vadscene.benchmark.ground_truth import load_frame_counts, load_ground_truth
+from vadscene.benchmark.video_lists import read_video_list
+from vadscene.core.catalogue import load_catalogue
+from vadscene.core.errors import VadsceneError
+from vadscene.release.releases import read_release
+from vadscene.release.tables import read_label_table
 
 SECRET = "s3cr3tT0ken"
 
@@ -238,7 +238,7 @@ CASES = [
 
 
 def _scores_api(path: Path) -> object:
-    from vadscene.audit.loaders import load_scores
+    from vadscene.audit.io.scores import load_scores
 
     ground_truth = load_ground_truth(_good_gt(path.parent), format="json")
     return load_scores(path, ground_truth, name="m")

@@ -1,7 +1,7 @@
 """Annotate: watch a video and decide its scene factors.
 
 The surface (components/annotate.js) owns what is on screen and turns every key and click into
-an event; :func:`vadscene.annotation.handle_events` commits each once, in the callback that runs
+an event; :func:`vadscene.annotate.session.handle_events` commits each once, in the callback that runs
 before the surface's fragment, so the fragment then sends the surface what the store holds and
 which events are confirmed. No Streamlit widget here writes a decision."""
 
@@ -13,16 +13,16 @@ from app_state import current_workspace
 from components.annotate import annotate_surface, sent_state
 from components.remember import ANNOTATOR_KEY, remembered_annotator
 
-from vadscene.annotation import (
+from vadscene.annotate.serving import filmstrip_url, video_url
+from vadscene.annotate.session import (
     Ack,
     AnnotatorQueue,
     factor_states,
     handle_events,
 )
-from vadscene.catalogue import AMBIGUOUS
-from vadscene.records import AUTO_ANNOTATOR
-from vadscene.serving import filmstrip_url, video_url
-from vadscene.thumbnails import filmstrip_frames
+from vadscene.core.catalogue import AMBIGUOUS
+from vadscene.core.records import AUTO_ANNOTATOR
+from vadscene.video.thumbnails import filmstrip_frames
 
 SURFACE = "annotate_surface"
 NOTICES_KEPT = 5
@@ -92,7 +92,7 @@ ledger: Ledger = st.session_state.setdefault(f"annotate_ledger:{annotator}", Led
 
 
 def _handle_events() -> None:
-    """Commit what the surface sent, each event once (vadscene.annotation.handle_events),
+    """Commit what the surface sent, each event once (vadscene.annotate.session.handle_events),
     before the surface's fragment runs — so this very run shows the store with them and
     confirms them.
 

@@ -9,16 +9,18 @@ from pathlib import Path
 import streamlit as st
 from app_state import current_workspace
 
-from vadscene.audit import figures, run_audit
-from vadscene.audit.loaders import GROUND_TRUTH_FORMATS, ModelSpec, parse_scores_argument
-from vadscene.audit.report import bias_warnings, write_report
-from vadscene.audit.sources import (
+from vadscene.audit import run_audit
+from vadscene.audit.io.scores import ModelSpec, parse_scores_argument
+from vadscene.audit.io.sources import (
     gather_inputs,
     gather_probe_inputs,
     read_model_list,
     read_probe_list,
 )
-from vadscene.errors import VadsceneError
+from vadscene.audit.report import figures
+from vadscene.audit.report.writer import bias_warnings, write_report
+from vadscene.benchmark.ground_truth import GROUND_TRUTH_FORMATS
+from vadscene.core.errors import VadsceneError
 
 workspace = current_workspace()
 st.title("Audit")

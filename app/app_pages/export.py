@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 from app_state import current_workspace
 
-from vadscene.errors import VadsceneError
-from vadscene.release import (
+from vadscene.core.errors import VadsceneError
+from vadscene.release.releases import (
     SCHEMA_FILE_NAME,
     build_release,
     parse_release,

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 from app_state import current_workspace
 
-from vadscene.errors import VadsceneError
-from vadscene.measure_run import measure_workspace
-from vadscene.thresholds import apply_rule, preview_rule
+from vadscene.core.errors import VadsceneError
+from vadscene.measure.run import measure_workspace
+from vadscene.measure.thresholds import apply_rule, preview_rule
 
 workspace = current_workspace()
 store = workspace.store

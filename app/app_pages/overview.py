@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 from app_state import current_workspace
 
-from vadscene.release import build_release
+from vadscene.release.releases import build_release
 
 workspace = current_workspace()
 store = workspace.store

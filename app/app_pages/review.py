@@ -7,9 +7,7 @@ import pandas as pd
 import streamlit as st
 from app_state import current_workspace
 
-from vadscene.catalogue import AMBIGUOUS
-from vadscene.errors import VadsceneError
-from vadscene.review import (
+from vadscene.annotate.review import (
     FILTERS,
     agreement,
     annotate_url,
@@ -19,6 +17,8 @@ from vadscene.review import (
     kappa_heatmap,
     review_table,
 )
+from vadscene.core.catalogue import AMBIGUOUS
+from vadscene.core.errors import VadsceneError
 
 workspace = current_workspace()
 store = workspace.store

@@ -6,17 +6,17 @@ same code the tests run (never typed in):
 - **Bad input** — :data:`CASES`, a table of bad inputs (damaged videos, broken score files,
   malformed or inconsistent releases, bad options, refused store writes). Each case builds its
   input in a scratch folder, runs a CLI command in-process or a library call, and
-  :func:`run_case` checks the three promises of :mod:`vadscene.errors`: one message naming the
+  :func:`run_case` checks the three promises of :mod:`vadscene.core.errors`: one message naming the
   file, video or value and what was expected; a non-zero exit code (exit 0 where the problem
   is reported but not fatal); and the annotation store unchanged byte for byte (or, where the
   command records the problem by design, unchanged outside the tables it records into).
   ``tests/test_bad_input.py`` runs every case.
 - **Release fuzzing** — :func:`release_inputs` generates releases with Hypothesis: valid
   random ones (consistent support and resolutions, computed with
-  :func:`vadscene.release.pole_support` and :func:`vadscene.release.resolve_assignment`) and
+  :func:`vadscene.release.releases.pole_support` and :func:`vadscene.annotate.consensus.resolve_assignment`) and
   mutations of valid ones. :func:`check_release_import` states the property: importing either
   succeeds and re-exports the same release, or raises a :class:`VadsceneError` and leaves no
-  partial write. ``tests/test_fuzz_release.py`` runs it on 1000 examples.
+  partial write. ``tests/release/test_fuzz_release.py`` runs it on 1000 examples.
 - **Concurrent writers** — :func:`concurrent_writers_check`: two processes record decisions
   into one store at once; every decision must be in the log, in each writer's order.
 - **Crashes** — :func:`crash_check`: a writer process is SIGKILLed mid-stream; every decision
@@ -58,10 +58,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vadscene import __version__
-from vadscene.catalogue import AMBIGUOUS, Catalogue, Factor, load_catalogue
+from vadscene.annotate.consensus import resolve_assignment
+from vadscene.benchmark.video_lists import category_from_video_id
 from vadscene.cli import run
-from vadscene.errors import VadsceneError
-from vadscene.records import (
+from vadscene.core.catalogue import (
+    AMBIGUOUS,
+    Catalogue,
+    Factor,
+    load_catalogue,
+)
+from vadscene.core.errors import VadsceneError
+from vadscene.core.records import (
     AUTO_ANNOTATOR,
     AutoThreshold,
     FactorDecision,
@@ -73,18 +80,16 @@ from vadscene.records import (
     VideoMarks,
     VideoRecord,
 )
-from vadscene.release import (
+from vadscene.release.releases import (
     build_release,
     import_release,
     pole_support,
     read_release,
     release_json,
-    resolve_assignment,
     workspace_from_release,
 )
-from vadscene.store import AnnotationStore
-from vadscene.video_lists import category_from_video_id
-from vadscene.workspace import STORE_NAME, Workspace
+from vadscene.store.database import AnnotationStore
+from vadscene.store.workspace import STORE_NAME, Workspace
 
 # --- the store snapshot -------------------------------------------------------------------
 
@@ -171,7 +176,7 @@ def write_clip(
 
 
 # Bad video files, each written to ``path`` (which is returned). The scan and measure cases
-# use :data:`BAD_FILES`; ``tests/test_video.py`` and ``tests/test_measure.py`` use them all.
+# use :data:`BAD_FILES`; ``tests/video/test_video.py`` and ``tests/measure/test_measure.py`` use them all.
 
 
 def cut_short(path: Path, fraction: float = 0.5, *, source: Path | None = None) -> Path:
@@ -1168,7 +1173,7 @@ def annotate_example(store: AnnotationStore, *, full: bool = False) -> None:
     the test suite's ``annotated`` workspace (``tests/conftest.py``).
 
     On ``GOOD``, ``BAD`` and ``NORMAL`` (the template's release, which the README's fuzz
-    figures and ``tests/test_fuzz_release.py`` rest on: keep it as it is):
+    figures and ``tests/release/test_fuzz_release.py`` rest on: keep it as it is):
 
     - GOOD: ana and ben agree (color: grayscale);
     - BAD: ana and ben disagree (color); ana overrides the auto resolution pole (low to high);
@@ -1751,7 +1756,7 @@ def crash_check(kills: int) -> tuple[int, int]:
     acknowledged decisions; returns (decisions acknowledged, of those found after the kill).
 
     Found: in the log in the writer's order, with the store passing its integrity check (the
-    test suite's browser version of this is ``tests/test_durability.py``).
+    test suite's browser version of this is ``tests/store/test_durability.py``).
     """
     catalogue = load_catalogue()
     context = multiprocessing.get_context("spawn")

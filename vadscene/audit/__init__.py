@@ -8,19 +8,20 @@ scores per definition (:mod:`.definitions`), per-snippet features (:mod:`.protot
 labels (:mod:`.tables`); :mod:`.splices` builds the controlled two-event splice set.
 """
 
-from vadscene.audit.definitions import (
+from vadscene.audit.compute.engine import run_audit
+from vadscene.audit.compute.result import GRANULARITIES, AuditResult
+from vadscene.audit.io.definitions import (
     DefinitionScores,
     Query,
     load_definition_scores,
     load_events,
     load_queries,
 )
-from vadscene.audit.engine import run_audit
-from vadscene.audit.inputs import AuditInputError, GroundTruth, ModelScores
-from vadscene.audit.loaders import load_ground_truth, load_scores
-from vadscene.audit.prototypes import Features, load_features
-from vadscene.audit.result import GRANULARITIES, AuditResult
-from vadscene.audit.scene import SceneLabels, load_scene_labels
+from vadscene.audit.io.features import Features, load_features
+from vadscene.audit.io.scene_labels import SceneLabels, load_scene_labels
+from vadscene.audit.io.scores import ModelScores, load_scores
+from vadscene.benchmark.frames import AuditInputError, GroundTruth
+from vadscene.benchmark.ground_truth import load_ground_truth
 
 __all__ = [
     "GRANULARITIES",

@@ -9,7 +9,7 @@ source-span pairs are drawn (seeded; without replacement when the two classes of
 many, else with replacement, so every ordered pair has ``pairs``) and each is built in
 both orders (A first, then B first) with the same three contexts, drawn from the normal
 videos. A model scored on the splices under definitions a and b gives DC-SelΔ through the
-splices' events table (:func:`vadscene.audit.definitions.load_events`).
+splices' events table (:func:`vadscene.audit.io.definitions.load_events`).
 
 Written: the spliced videos (PyAV, H.264, deterministic encoder settings) or per-snippet
 features, the ground truth (UCF-Crime text format, ends exclusive) with its frame counts, the
@@ -29,10 +29,10 @@ import av
 import cv2
 import numpy as np
 
-from vadscene.audit.definitions import FrameClasses
-from vadscene.audit.inputs import AuditInputError, GroundTruth
-from vadscene.audit.loaders import _load_npy
-from vadscene.video_lists import video_id_from_entry
+from vadscene.audit.io.definitions import FrameClasses
+from vadscene.benchmark.frames import AuditInputError, GroundTruth
+from vadscene.benchmark.readers import load_npy
+from vadscene.benchmark.video_lists import video_id_from_entry
 
 SEED = 7
 _ENCODER = {"crf": "23", "preset": "veryfast", "x264-params": "mbtree=0", "threads": "1"}
@@ -349,7 +349,7 @@ def write_splice_features(
                     f"{features_dir}: video {segment.video}: no feature file for this source"
                 )
             if segment.video not in cache:
-                cache[segment.video] = _load_npy(files[segment.video])
+                cache[segment.video] = load_npy(files[segment.video])
             features = cache[segment.video]
             first, last = segment.start // step_frames, segment.end // step_frames
             if features.ndim != 2 or features.shape[0] < last:

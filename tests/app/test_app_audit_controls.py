@@ -1,0 +1,71 @@
+"""The Audit page's ground-truth controls (issue 11, item 5): the interval-end convention and
+the format, as the CLI has them; run headless with AppTest on the demo workspace."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import copy_demo
+from sklearn.metrics import roc_auc_score
+from streamlit.testing.v1 import AppTest
+
+from vadscene.core.paths import app_entry_point
+
+
+@pytest.fixture
+def demo_app(demo_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = copy_demo(demo_template, tmp_path / "demo")
+    monkeypatch.setenv("VADSCENE_WORKSPACE", str(root))
+    return root
+
+
+def _oracle(root: Path, *, inclusive: bool) -> float:
+    """Oracle video-constant AUROC by hand: every frame scored with its video's anomalous
+    fraction, read from the demo's UCF-Crime style text and counts files."""
+    counts = {
+        name: int(n)
+        for name, n in (
+            line.split()
+            for line in (root / "benchmark" / "frame_counts.txt").read_text().splitlines()
+        )
+    }
+    labels, scores = [], []
+    for line in (root / "benchmark" / "ground_truth.txt").read_text().splitlines():
+        name, _category, *bounds = line.split()
+        video = name.removesuffix(".mp4")
+        frames = np.zeros(counts[video], dtype=bool)
+        for start, end in zip(bounds[::2], bounds[1::2], strict=True):
+            if int(start) >= 0:
+                frames[int(start) : int(end) + inclusive] = True
+        labels.append(frames)
+        scores.append(np.full(frames.size, frames.mean()))
+    return roc_auc_score(np.concatenate(labels), np.concatenate(scores))
+
+
+def _shown_oracle(app: AppTest) -> float:
+    summary = next(m.value for m in app.markdown if "oracle video-constant AUROC" in m.value)
+    return float(re.search(r"oracle video-constant AUROC (\d\.\d+)", summary).group(1))
+
+
+def test_interval_end_control_changes_the_ground_truth_read(demo_app: Path) -> None:
+    exclusive, inclusive = _oracle(demo_app, inclusive=False), _oracle(demo_app, inclusive=True)
+    assert round(exclusive, 4) != round(inclusive, 4)  # the control matters on this file
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=120).run()
+    app.switch_page("app_pages/audit.py").run()
+    assert not app.exception
+    assert app.radio(key="audit_interval_end").value == "exclusive"  # the workspace's setting
+    assert app.selectbox(key="audit_ground_truth_format").value == "ucf-crime"
+    app.number_input(key="audit_bootstrap").set_value(0)
+    app.button(key="audit_run").click().run()
+    assert not app.exception and not app.error
+    assert _shown_oracle(app) == round(exclusive, 4)
+    app.radio(key="audit_interval_end").set_value("inclusive")
+    app.button(key="audit_run").click().run()
+    assert not app.exception and not app.error
+    assert _shown_oracle(app) == round(inclusive, 4)
+    app.selectbox(key="audit_ground_truth_format").set_value("json")
+    app.button(key="audit_run").click().run()
+    assert app.error and "json" in app.error[0].value.lower()

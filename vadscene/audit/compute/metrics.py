@@ -1,0 +1,235 @@
+"""Every AUROC granularity as a function of the pair-count matrix U and video multiplicities.
+
+Each function takes ``multiplicities`` K of shape (R, V): row r gives how many copies of every
+video replicate r holds. The point estimate is the single row K = 1 (:func:`ones`); a paired
+video bootstrap passes its resampled counts (docs/metrics.md, "Paired video bootstrap";
+[audit] §3.3). One code path serves both, so a replicate is computed exactly like the
+estimate. Copies of a video are
+distinct videos: pooled pairs between two copies count (micro), a copy's own frames do not
+add to another copy's within-video pairs.
+
+Notation: a_v / n_v anomalous / normal frames of video v; A = Σa, N = Σn; mixed video: a_v > 0
+and n_v > 0. Undefined values (no pairs) are NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def ones(n_videos: int) -> np.ndarray:
+    """The multiplicities of the original sample: one copy of every video, shape (1, V)."""
+    return np.ones((1, n_videos))
+
+
+def ratio_or_nan(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(
+            denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan
+        )
+
+
+def pooled_pair_sums(u: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
+    """kᵀUk per replicate: the weighted pair count over all anomalous/normal frame pairs."""
+    return np.einsum("rv,rv->r", multiplicities @ u, multiplicities)
+
+
+def micro_auroc(
+    u: np.ndarray,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    *,
+    pooled: np.ndarray | None = None,
+) -> np.ndarray:
+    """Pooled frame AUROC (A Eq. 1, L "Micro-AUROC"): kᵀUk / ((k·a)(k·n)).
+
+    Equals ``roc_auc_score(y, s, sample_weight=k[video])`` exactly. ``pooled`` passes kᵀUk
+    when it is already computed.
+    """
+    pooled = pooled_pair_sums(u, multiplicities) if pooled is None else pooled
+    return ratio_or_nan(pooled, (multiplicities @ a) * (multiplicities @ n))
+
+
+def within_auroc(
+    u: np.ndarray, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
+) -> np.ndarray:
+    """Pair-weighted within-video AUROC (L): Σ k_v U_vv / Σ k_v a_v n_v."""
+    return ratio_or_nan(multiplicities @ np.diag(u), multiplicities @ (a * n))
+
+
+def cross_auroc(
+    u: np.ndarray,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    *,
+    pooled: np.ndarray | None = None,
+) -> np.ndarray:
+    """Cross-video AUROC (L): (kᵀUk − Σ k_v U_vv) / ((k·a)(k·n) − Σ k_v a_v n_v)."""
+    within_pairs = multiplicities @ np.diag(u)
+    pooled = pooled_pair_sums(u, multiplicities) if pooled is None else pooled
+    return ratio_or_nan(
+        pooled - within_pairs,
+        (multiplicities @ a) * (multiplicities @ n) - multiplicities @ (a * n),
+    )
+
+
+def within_pair_fraction(a: np.ndarray, n: np.ndarray) -> float:
+    """w = Σ a_v n_v / (A·N): the share of pairs inside one video (L Eq. 2); micro =
+    w·within + (1 − w)·cross, and improving within from chance to perfect gains at most w/2
+    (L Cor. 1)."""
+    total = float(a.sum() * n.sum())
+    return float((a * n).sum()) / total if total > 0 else float("nan")
+
+
+def per_video_auroc(u: np.ndarray, a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """AUROC of each video's own frames, U_vv / (a_v n_v); NaN unless the video is mixed."""
+    return ratio_or_nan(np.diag(u), a * n)
+
+
+def macro_auroc(
+    u: np.ndarray, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
+) -> np.ndarray:
+    """Mean per-video AUROC over mixed videos (the "within-video AUC" of A Eq. 3):
+    Σ_mixed k_v AUC_v / Σ_mixed k_v."""
+    per_video = per_video_auroc(u, a, n)
+    mixed = ~np.isnan(per_video)
+    return ratio_or_nan(
+        multiplicities[:, mixed] @ per_video[mixed], multiplicities[:, mixed].sum(1)
+    )
+
+
+def category_aurocs(
+    u: np.ndarray,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    categories: np.ndarray,
+    normal_category: str,
+    *,
+    against_normal_videos: bool,
+) -> dict[str, np.ndarray]:
+    """Per anomaly category c ≠ Normal, one AUROC per replicate, from blocks of U.
+
+    Same-category (A Eq. 2): anomalous frames of c vs normal frames of c, both from videos of
+    category c. With ``against_normal_videos`` (the common variant, reported apart): the
+    normal frames of c's videos plus every frame of the Normal videos. All categories come
+    from one product: U masked to the pairs that count, times k on both sides, summed by the
+    anomalous video's category.
+    """
+    names, codes = np.unique(categories.astype(str), return_inverse=True)
+    is_normal = names[codes] == normal_category
+    member = np.eye(len(names))[codes][:, names != normal_category]
+    names = names[names != normal_category]
+    if not names.size:
+        return {}
+    counted = codes[:, None] == codes[None, :]
+    columns = member.copy()
+    if against_normal_videos:
+        counted = counted | is_normal[None, :]
+        columns[is_normal] = 1.0
+    per_video = (multiplicities @ np.where(counted, u, 0.0).T) * multiplicities
+    pairs = per_video @ member
+    denominator = (multiplicities @ (a[:, None] * member)) * (
+        multiplicities @ (n[:, None] * columns)
+    )
+    aurocs = ratio_or_nan(pairs, denominator)
+    return {str(name): aurocs[:, i] for i, name in enumerate(names)}
+
+
+def mean_over_categories(per_category: dict[str, np.ndarray], replicates: int) -> np.ndarray:
+    """Mean over the categories defined in each replicate (NaN where none is)."""
+    if not per_category:
+        return np.full(replicates, np.nan)
+    stacked = np.vstack(list(per_category.values()))
+    defined = ~np.isnan(stacked)
+    with np.errstate(invalid="ignore"):
+        return np.where(defined.any(0), np.nansum(stacked, 0) / defined.sum(0), np.nan)
+
+
+def all_granularities(
+    u: np.ndarray,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    categories: np.ndarray,
+    normal_category: str,
+) -> dict[str, np.ndarray]:
+    """Every granularity of :data:`vadscene.audit.compute.result.GRANULARITIES`, per replicate."""
+    replicates = multiplicities.shape[0]
+    pooled = pooled_pair_sums(u, multiplicities)
+    return {
+        "micro": micro_auroc(u, a, n, multiplicities, pooled=pooled),
+        "within": within_auroc(u, a, n, multiplicities),
+        "cross": cross_auroc(u, a, n, multiplicities, pooled=pooled),
+        "macro": macro_auroc(u, a, n, multiplicities),
+        "per_category": mean_over_categories(
+            category_aurocs(
+                u, a, n, multiplicities, categories, normal_category, against_normal_videos=False
+            ),
+            replicates,
+        ),
+        "category_vs_normal": mean_over_categories(
+            category_aurocs(
+                u, a, n, multiplicities, categories, normal_category, against_normal_videos=True
+            ),
+            replicates,
+        ),
+    }
+
+
+def video_means(
+    scores: np.ndarray,
+    video_index: np.ndarray,
+    n_videos: int,
+    *,
+    weights: np.ndarray | None = None,
+    mask: np.ndarray | None = None,
+) -> np.ndarray:
+    """Mean score of each video's frames (those selected by ``mask``); NaN where none are.
+
+    Entries come video by video; ``weights`` counts each entry that many frames (runs). A
+    video whose selected scores are all equal gets exactly that value: a summed-then-divided
+    mean can be an ulp off it, and ties between videos must stay ties.
+    """
+    weights = np.ones(scores.size) if weights is None else weights
+    if mask is not None:
+        scores, video_index, weights = scores[mask], video_index[mask], weights[mask]
+    counts = np.bincount(video_index, weights, minlength=n_videos)
+    means = ratio_or_nan(np.bincount(video_index, scores * weights, minlength=n_videos), counts)
+    present = np.flatnonzero(counts)
+    if present.size:
+        starts = np.searchsorted(video_index, present)
+        lowest = np.minimum.reduceat(scores, starts)
+        constant = lowest == np.maximum.reduceat(scores, starts)
+        means[present[constant]] = lowest[constant]
+    return means
+
+
+def one_bit_auroc(a: np.ndarray, n: np.ndarray) -> float:
+    """AUROC of scoring 1 on anomalous videos and 0 on normal ones (L §4):
+    1 − ½·N⁻_anom / N, N⁻_anom = normal frames inside anomalous videos."""
+    return 1.0 - 0.5 * float(n[a > 0].sum()) / float(n.sum())
+
+
+def average_precision(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+) -> float:
+    """Frame AP as ``sklearn.metrics.average_precision_score``: Σ_k (R_k − R_{k−1})·P_k over
+    the distinct score thresholds, highest first (no interpolation). ``weights`` counts each
+    entry that many times (runs of identical frames, see :func:`~.pairs.frame_runs`)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels).astype(bool)
+    weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    positives = weights[labels].sum()
+    if positives == 0:
+        return float("nan")
+    order = np.argsort(-scores, kind="stable")
+    sorted_scores = scores[order]
+    last_of_tie = np.r_[sorted_scores[1:] != sorted_scores[:-1], True]
+    true_positives = np.cumsum(weights[order] * labels[order])[last_of_tie]
+    predicted = np.cumsum(weights[order])[last_of_tie]
+    recall = true_positives / positives
+    precision = true_positives / predicted
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))

@@ -1,0 +1,3 @@
+"""The audit's inputs read from files and workspaces: model scores, scene labels, definition
+scores, features, soft labels.
+"""

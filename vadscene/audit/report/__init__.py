@@ -1,0 +1,1 @@
+"""Writing an audit's result: JSON, CSV, figures, Markdown, HTML and LaTeX."""

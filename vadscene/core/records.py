@@ -1,0 +1,204 @@
+"""Per-video records: what the store holds and what a release publishes.
+
+These pydantic models are the release format. Its JSON Schema is generated from them
+(:func:`vadscene.release.releases.release_json_schema`) and shipped as
+``vadscene/release/schemas/release-v1.schema.json``; a test keeps the two identical.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+from vadscene.core.catalogue import Catalogue
+
+RELEASE_SCHEMA_VERSION = 1
+
+MAX_INTEGER = 2**63 - 1
+"""The largest integer a release may hold: what SQLite (and most JSON readers) can store."""
+
+_RECORD = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+"""JSON has no NaN or infinity, so a number that is one cannot round-trip through a release."""
+
+AUTO_ANNOTATOR = "auto"
+"""The annotator name of decisions made by measurement (source ``auto``)."""
+
+DecisionSource = Literal["manual", "auto", "override", "consensus"]
+"""manual: clicked by an annotator; auto: derived from a measurement; override: an annotator
+replaced an auto pole; consensus: adjudicated value after disagreement."""
+
+Resolution = Literal["consensus", "agreement", "single", "override", "auto", "disagreement"]
+"""How a release chose a video's value for a factor, in order of precedence: a consensus
+decision; all human annotators agree (``agreement`` with several, ``single`` with one; an
+annotator's override of an auto factor is reported as ``override``); else the auto pole;
+``disagreement`` when human annotators differ and nobody adjudicated (value is null)."""
+
+
+class VideoInfo(BaseModel):
+    """What probing a video file tells, as registered in a workspace."""
+
+    model_config = _RECORD
+
+    video_id: str = Field(min_length=1, description="File stem, unique within the benchmark.")
+    category: str = Field(min_length=1, description="Anomaly category; 'Normal' for normal videos.")
+    split: str | None = Field(default=None, description="Benchmark split (e.g. 'test'), if known.")
+    path: str | None = Field(
+        default=None, description="Path relative to the workspace's video root (posix)."
+    )
+    num_frames: int = Field(ge=0, le=MAX_INTEGER, description="Decodable frames.")
+    fps: float = Field(ge=0, description="Average frame rate.")
+    duration_s: float = Field(ge=0, description="num_frames / fps.")
+    width: int = Field(ge=0, le=MAX_INTEGER, description="Frame width in pixels.")
+    height: int = Field(ge=0, le=MAX_INTEGER, description="Frame height in pixels.")
+    codec: str = Field(description="FFmpeg codec name.")
+    size_bytes: int = Field(ge=0, le=MAX_INTEGER, description="File size.")
+    fingerprint: str = Field(description="Fast content fingerprint (sampled blake2b).")
+
+    @field_validator("video_id")
+    @classmethod
+    def _nfc(cls, video_id: str) -> str:
+        """One spelling per id: NFD (macOS file names) and NFC name the same video."""
+        return unicodedata.normalize("NFC", video_id)
+
+
+class FactorDecision(BaseModel):
+    """One annotator's current decision on one factor of one video, with its provenance."""
+
+    model_config = _RECORD
+
+    annotator: str = Field(
+        min_length=1, description=f"Who decided ('{AUTO_ANNOTATOR}' = measured)."
+    )
+    value: str = Field(description="A value of the factor, or 'ambiguous'.")
+    source: DecisionSource = Field(description="How the decision was made.")
+    decided_at: AwareDatetime = Field(description="When it was committed (UTC).")
+    note: str | None = Field(default=None, description="The annotator's note, if any.")
+    replaced_auto_value: str | None = Field(
+        default=None, description="For an override: the auto pole it replaced."
+    )
+    replaced_measurement: float | None = Field(
+        default=None, description="For an override: the measured statistic at that time."
+    )
+
+
+class FactorAssignment(BaseModel):
+    """A video's value for one factor, and every current decision behind it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: str | None = Field(
+        description="The value the audit uses: a factor value, 'ambiguous', or null (unresolved)."
+    )
+    resolution: Resolution = Field(description="How the value was chosen from the decisions.")
+    decisions: tuple[FactorDecision, ...] = Field(
+        min_length=1, description="Each annotator's current decision, sorted by annotator."
+    )
+
+
+class Measurement(BaseModel):
+    """An automatically measured per-video statistic (sharpness, motion, chroma, ...)."""
+
+    model_config = _RECORD
+
+    value: float = Field(description="The statistic's value.")
+    params: dict[str, str | int | float | bool | None] = Field(
+        default_factory=dict, description="Parameters it was measured with."
+    )
+    decoder: str = Field(
+        description="Decoder that read the frames: 'pyav' (PyAV, FFmpeg) for vadscene's own "
+        "measurements."
+    )
+    frames_read: int = Field(
+        ge=0, le=MAX_INTEGER, description="Frames the statistic averages over."
+    )
+    seconds: float = Field(ge=0, description="Time taken.")
+    measured_at: AwareDatetime = Field(description="When it was measured (UTC).")
+
+
+class AutoThreshold(BaseModel):
+    """The dataset-level rule that turned an auto factor's statistic into poles."""
+
+    model_config = _RECORD
+
+    factor: str = Field(description="Factor key.")
+    statistic: str = Field(description="Measured statistic the rule applies to.")
+    rule: Literal["median", "terciles", "explicit"] = Field(description="Threshold rule.")
+    thresholds: tuple[float, ...] = Field(description="Threshold values the rule gave.")
+    set_at: AwareDatetime = Field(description="When the rule was applied (UTC).")
+
+
+class VideoMarks(BaseModel):
+    """Per-video marks by one annotator."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    annotator: str = Field(min_length=1)
+    flagged: bool = Field(default=False, description="Flagged for review.")
+    skipped: bool = Field(default=False, description="Skipped (not annotatable).")
+    note: str | None = Field(default=None, description="Free-text note about the video.")
+
+
+class VideoRecord(VideoInfo):
+    """A released video: its registry entry plus factor values, measurements and marks."""
+
+    factors: dict[str, FactorAssignment] = Field(
+        default_factory=dict, description="Factor key → assignment; absent = nobody decided."
+    )
+    measurements: dict[str, Measurement] = Field(
+        default_factory=dict, description="Statistic name → measurement."
+    )
+    marks: tuple[VideoMarks, ...] = Field(default=(), description="Flags, skips and notes.")
+
+
+class PoleSupport(BaseModel):
+    """How many videos fall at each pole of one contrast (ambiguous and unresolved apart)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    factor: str
+    positive: str = Field(description="⊕ pole.")
+    negative: str = Field(description="⊖ pole.")
+    primary: bool
+    n_positive: int = Field(ge=0, le=MAX_INTEGER)
+    n_negative: int = Field(ge=0, le=MAX_INTEGER)
+    n_ambiguous: int = Field(
+        ge=0, le=MAX_INTEGER, description="Videos marked ambiguous for the factor."
+    )
+    n_unresolved: int = Field(
+        ge=0, le=MAX_INTEGER, description="Videos with no value (unlabelled or disputed)."
+    )
+
+
+class Selection(BaseModel):
+    """Whose decisions a release resolves values from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["consensus", "annotator"]
+    annotator: str | None = Field(default=None, description="With mode 'annotator'.")
+
+
+class ToolInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["vadscene"] = "vadscene"
+    version: str
+
+
+class Release(BaseModel):
+    """A versioned, self-describing scene-factor annotation release."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = Field(description="Release format version.")
+    dataset: str = Field(min_length=1, description="Benchmark name.")
+    created_at: AwareDatetime = Field(description="When the release was written (UTC).")
+    tool: ToolInfo
+    selection: Selection
+    catalogue: Catalogue = Field(description="The catalogue the values refer to, embedded.")
+    annotators: tuple[str, ...] = Field(description="Human annotators whose decisions appear.")
+    thresholds: tuple[AutoThreshold, ...] = Field(default=(), description="Auto-factor rules.")
+    videos: tuple[VideoRecord, ...] = Field(description="One record per video, sorted by id.")
+    support: tuple[PoleSupport, ...] = Field(description="Support per pole per contrast.")

@@ -1,0 +1,270 @@
+"""A release as tables, and scene-label tables read back.
+
+Out: :func:`to_dataframe` (long: one row per video × factor; wide: one row per video) and
+:func:`release_csv`, the ``vadscene export --csv`` file. In: :func:`read_label_table` reads a
+researcher's spreadsheet — long (``video, factor, value``) or wide (a video column and one
+column per factor) — and the export CSV itself, validated against a catalogue.
+
+Export CSV columns: ``video_id, category, split, num_frames, fps``, one column per factor
+(the resolved value; ``ambiguous`` when annotators chose it; empty when there is no value),
+``resolution:<factor>`` per factor (how the value was chosen: consensus, agreement, single,
+override, auto; ``disagreement`` when annotators differ and nobody adjudicated;
+``unlabelled`` when nobody decided), and ``measurement:<statistic>`` per measured statistic.
+Text cells starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return are prefixed with
+``'`` so a spreadsheet shows them as text instead of running them as formulas (OWASP CSV
+injection); :func:`read_label_table` removes that prefix again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+from vadscene.benchmark.video_lists import video_id_from_entry
+from vadscene.core.catalogue import AMBIGUOUS, Catalogue
+from vadscene.core.errors import VadsceneError, parse_failure
+from vadscene.core.records import Release
+
+UNLABELLED = "unlabelled"
+"""Resolution shown for a video and factor nobody decided."""
+RESOLUTION_PREFIX = "resolution:"
+MEASUREMENT_PREFIX = "measurement:"
+METADATA_COLUMNS = ("video_id", "category", "split", "num_frames", "fps")
+"""The export CSV's per-video columns besides factors; a wide table may carry them."""
+VIDEO_COLUMNS = ("video_id", "video")
+"""Names accepted for the video column of a label table."""
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_MAX_LISTED = 20
+
+
+class LabelTableError(VadsceneError):
+    """A scene-label table that cannot be read (message names the file, rows and values)."""
+
+
+# --- out ---------------------------------------------------------------------------------------
+
+
+def to_dataframe(release: Release, *, form: Literal["long", "wide"] = "long") -> pd.DataFrame:
+    """The release's resolved values as a DataFrame.
+
+    ``form="long"``: one row per video × catalogue factor, columns ``video_id, category,
+    split, factor, value, resolution`` (value missing when there is none; resolution
+    ``unlabelled`` when nobody decided). ``form="wide"``: one row per video, the export CSV's
+    columns (see the module docstring), measurements as floats.
+    """
+    if form == "long":
+        rows = [
+            {
+                "video_id": video.video_id,
+                "category": video.category,
+                "split": video.split,
+                "factor": key,
+                "value": video.factors[key].value if key in video.factors else None,
+                "resolution": video.factors[key].resolution if key in video.factors else UNLABELLED,
+            }
+            for video in release.videos
+            for key in release.catalogue.keys
+        ]
+        columns = ["video_id", "category", "split", "factor", "value", "resolution"]
+        return pd.DataFrame(rows, columns=columns)
+    if form != "wide":
+        raise ValueError(f"form must be 'long' or 'wide', got {form!r}")
+    keys = release.catalogue.keys
+    statistics = sorted({s for video in release.videos for s in video.measurements})
+    rows = []
+    for video in release.videos:
+        row: dict[str, object] = {
+            "video_id": video.video_id,
+            "category": video.category,
+            "split": video.split,
+            "num_frames": video.num_frames,
+            "fps": video.fps,
+        }
+        for key in keys:
+            assignment = video.factors.get(key)
+            row[key] = assignment.value if assignment is not None else None
+        for key in keys:
+            assignment = video.factors.get(key)
+            row[RESOLUTION_PREFIX + key] = (
+                assignment.resolution if assignment is not None else UNLABELLED
+            )
+        for statistic in statistics:
+            measured = video.measurements.get(statistic)
+            row[MEASUREMENT_PREFIX + statistic] = measured.value if measured else None
+        rows.append(row)
+    columns = [
+        *METADATA_COLUMNS,
+        *keys,
+        *(RESOLUTION_PREFIX + k for k in keys),
+        *(MEASUREMENT_PREFIX + s for s in statistics),
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def release_csv(release: Release) -> str:
+    """The export CSV: :func:`to_dataframe` wide, text cells escaped against formulas."""
+    return to_dataframe(release, form="wide").map(_escape).to_csv(index=False, lineterminator="\n")
+
+
+def _escape(cell: object) -> object:
+    if isinstance(cell, str) and cell.startswith(_FORMULA_STARTS):
+        return "'" + cell
+    return cell
+
+
+def _unescape(cell: str) -> str:
+    if cell.startswith("'") and cell[1:].startswith(_FORMULA_STARTS):
+        return cell[1:]
+    return cell
+
+
+# --- in ----------------------------------------------------------------------------------------
+
+
+def read_label_table(path: Path | str, catalogue: Catalogue) -> dict[str, dict[str, str]]:
+    """Scene labels of a table file: factor key → video id → value (``ambiguous`` included).
+
+    CSV, TSV or Parquet. Long when the columns are a video column (``video`` or
+    ``video_id``), ``factor`` and ``value``; otherwise wide: a video column and one column per
+    factor key, plus any of the export CSV's other columns (metadata, ``resolution:*``,
+    ``measurement:*``), which are not labels. Video ids are normalised as ground-truth ids
+    are (:func:`vadscene.benchmark.video_lists.video_id_from_entry`). Empty cells are unlabelled.
+    Every problem — unknown factor or column, a value the factor does not have, a video
+    given twice — is collected and raised as one :class:`LabelTableError`.
+    """
+    path = Path(path)
+    table = _read(path)
+    video_column = next((c for c in VIDEO_COLUMNS if c in table.columns), None)
+    if video_column is None:
+        raise LabelTableError(
+            f"{path}: no video column; expected one named {' or '.join(VIDEO_COLUMNS)} "
+            f"(the header has {len(table.columns)} column(s))"
+        )
+    table = table.map(lambda c: _unescape(c.strip()) if isinstance(c, str) else c)
+    long = {"factor", "value"} <= set(table.columns)
+    if long:
+        extra = sorted(set(table.columns) - {video_column, "factor", "value"})
+        if extra:
+            raise LabelTableError(
+                f"{path}: a long label table has the columns {video_column}, factor, value; "
+                f"unexpected: {', '.join(extra)}"
+            )
+        cells = [
+            (row + 2, video, factor, value)  # row 1 is the header
+            for row, (video, factor, value) in enumerate(
+                table[[video_column, "factor", "value"]].itertuples(index=False)
+            )
+        ]
+    else:
+        factors = [c for c in table.columns if c in catalogue.keys]
+        ignored = set(METADATA_COLUMNS) | {video_column}
+        unknown = [
+            c
+            for c in table.columns
+            if c not in factors
+            and c not in ignored
+            and not c.startswith((RESOLUTION_PREFIX, MEASUREMENT_PREFIX))
+        ]
+        if unknown or not factors:
+            raise LabelTableError(
+                f"{path}: "
+                + (f"columns that are no factor: {', '.join(unknown)}; " if unknown else "")
+                + f"a wide label table has a {video_column} column and one column per factor "
+                f"of catalogue '{catalogue.name}' ({', '.join(catalogue.keys)}), or is long "
+                "with the columns video, factor, value"
+            )
+        cells = [
+            (row + 2, video, factor, value)
+            for factor in factors
+            for row, (video, value) in enumerate(
+                table[[video_column, factor]].itertuples(index=False)
+            )
+        ]
+    return _validated(path, cells, catalogue)
+
+
+def _read(path: Path) -> pd.DataFrame:
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        raise LabelTableError(f"{path}: label table not found")
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(path).astype(object).where(lambda t: t.notna(), None)
+        if suffix in (".csv", ".tsv"):
+            return pd.read_csv(
+                path,
+                sep="," if suffix == ".csv" else "\t",
+                dtype=str,
+                keep_default_na=False,
+                encoding="utf-8-sig",  # spreadsheets often save a byte-order mark
+            )
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise LabelTableError(
+            f"{path}: cannot read the label table ({parse_failure(exc)})"
+        ) from None
+    raise LabelTableError(f"{path}: unsupported label table; expected .csv, .tsv or .parquet")
+
+
+def _validated(
+    path: Path, cells: list[tuple[int, object, object, object]], catalogue: Catalogue
+) -> dict[str, dict[str, str]]:
+    values: dict[str, dict[str, str]] = {key: {} for key in catalogue.keys}
+    first_row: dict[tuple[str, str], int] = {}
+    problems: list[str] = []
+    for row, video, factor, value in cells:
+        if _blank(value):
+            continue
+        if _blank(video):
+            problems.append(f"row {row}: no video")
+            continue
+        factor, value = str(factor), str(value)
+        if factor not in values:
+            problems.append(
+                f"row {row}: unknown factor '{factor}' (catalogue '{catalogue.name}' has: "
+                f"{', '.join(catalogue.keys)})"
+            )
+            continue
+        allowed = catalogue.factor(factor)
+        if not allowed.allows(value):
+            problems.append(
+                f"row {row}: '{value}' is not a value of {factor} "
+                f"(values: {', '.join((*allowed.values, AMBIGUOUS))})"
+            )
+            continue
+        video_id = video_id_from_entry(str(video))
+        if (video_id, factor) in first_row:
+            problems.append(
+                f"row {row}: {video_id} has a second {factor} value "
+                f"(first on row {first_row[video_id, factor]})"
+            )
+            continue
+        first_row[video_id, factor] = row
+        values[factor][video_id] = value
+    if problems:
+        shown = problems[:_MAX_LISTED]
+        more = len(problems) - len(shown)
+        raise LabelTableError(
+            f"{path}: {len(problems)} problems in the label table:\n"
+            + "\n".join(f"  - {p}" for p in shown)
+            + (f"\n  - … ({more} more)" if more else "")
+        )
+    if not first_row:
+        raise LabelTableError(f"{path}: the label table holds no value")
+    return values
+
+
+def _blank(cell: object) -> bool:
+    return cell is None or (isinstance(cell, float) and cell != cell) or str(cell).strip() == ""
+
+
+def values_of_release(release: Release) -> Mapping[str, Mapping[str, str]]:
+    """factor key → video id → resolved value (ambiguous included), as a table gives them."""
+    values: dict[str, dict[str, str]] = {key: {} for key in release.catalogue.keys}
+    for video in release.videos:
+        for key, assignment in video.factors.items():
+            if assignment.value is not None:
+                values[key][video.video_id] = assignment.value
+    return values

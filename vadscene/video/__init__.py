@@ -1,0 +1,3 @@
+"""Video files: probing (frames, rate, size, fingerprint), browser-playable proxies and
+filmstrips.
+"""
