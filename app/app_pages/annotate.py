@@ -1,7 +1,8 @@
 """Annotate: watch a video and decide its scene factors.
 
 The surface (components/annotate.js) owns what is on screen and turns every key and click into
-an event; :func:`vadscene.annotate.session.handle_events` commits each once, in the callback that runs
+an event; :func:`vadscene.annotate.session.handle_events` commits each once, in the callback that
+runs
 before the surface's fragment, so the fragment then sends the surface what the store holds and
 which events are confirmed. No Streamlit widget here writes a decision."""
 

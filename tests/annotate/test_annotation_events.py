@@ -1,4 +1,5 @@
-"""The one writer under the Annotate page: :func:`vadscene.annotate.session.handle_event`, with a real
+"""The one writer under the Annotate page: :func:`vadscene.annotate.session.handle_event`, with a
+real
 store. Expected logs are read back by a separate SQLite connection."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The Annotate page's queue kept current by :meth:`vadscene.annotate.session.AnnotatorQueue.refresh`
+"""The Annotate page's queue kept current by
+:meth:`vadscene.annotate.session.AnnotatorQueue.refresh`
 (re-reading only the videos written since) must equal a full recomputation after every kind of
 write, from this page or from anywhere else."""
 

@@ -1,4 +1,5 @@
-"""Tests for vadscene.measure.statistics: statistics on generated videos of known order, the normal mask,
+"""Tests for vadscene.measure.statistics: statistics on generated videos of known order, the normal
+mask,
 the sampling mode, real clips, faults, and pickling across processes.
 
 The generated clips are 160×120 H.264 at CRF 2 (nearly lossless, so a planted blur or speed

@@ -13,7 +13,8 @@ same code the tests run (never typed in):
   ``tests/test_bad_input.py`` runs every case.
 - **Release fuzzing** — :func:`release_inputs` generates releases with Hypothesis: valid
   random ones (consistent support and resolutions, computed with
-  :func:`vadscene.release.releases.pole_support` and :func:`vadscene.annotate.consensus.resolve_assignment`) and
+  :func:`vadscene.release.releases.pole_support` and
+  :func:`vadscene.annotate.consensus.resolve_assignment`) and
   mutations of valid ones. :func:`check_release_import` states the property: importing either
   succeeds and re-exports the same release, or raises a :class:`VadsceneError` and leaves no
   partial write. ``tests/release/test_fuzz_release.py`` runs it on 1000 examples.
@@ -175,7 +176,8 @@ def write_clip(
     return path
 
 
-# Bad video files, each written to ``path`` (which is returned). The scan and measure cases
+# Bad video files, each written to ``path`` (which is returned). The scan and measure
+# cases
 # use :data:`BAD_FILES`; ``tests/video/test_video.py`` and ``tests/measure/test_measure.py`` use them all.
 
 

@@ -1,4 +1,5 @@
-"""Tests for vadscene.video.proxies: which videos need a proxy, making proxies, incremental builds."""
+"""Tests for vadscene.video.proxies: which videos need a proxy, making proxies, incremental
+builds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests for vadscene.video.probe: probing real and generated videos, errors, fingerprints, listing."""
+"""Tests for vadscene.video.probe: probing real and generated videos, errors, fingerprints,
+listing."""
 
 from __future__ import annotations
 

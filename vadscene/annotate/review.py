@@ -1,7 +1,8 @@
 """What the Review page shows: a videos × factors table with filter flags, and agreement.
 
 The table is what a lead annotator scans to decide what needs another look, so each row carries
-the value a release would publish (resolved by :func:`vadscene.annotate.consensus.resolve_assignment`, the
+the value a release would publish (resolved by
+:func:`vadscene.annotate.consensus.resolve_assignment`, the
 one resolution rule) and boolean flags the page filters on. Agreement is reported per manual
 factor as Cohen's or Fleiss' κ among the human annotators, computed here from their formulas so
 the statistic shown is exactly the one documented (no statistics dependency at run time).
@@ -65,8 +66,9 @@ def review_table(
     - ``annotators``: the people with a current decision or mark on the video, comma-joined
       (the same names a release lists for it).
 
-    Everything comes from one :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read
-    (or ``decisions``, that read already made: the Review page shares one among the table and
+
+    Everything comes from one
+    :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read (or ``decisions``, that read already made: the Review page shares one among the table and
     both agreement views) and one marks read, never per-video queries. Measured once by hand
     on a generated store of 2,000 videos × 12 factors (45,691 current decisions: two
     annotators on every manual factor, a third on 10 %, auto poles, overrides, consensus,
@@ -155,10 +157,11 @@ class Dispute:
 
 
 def disputes(decisions: Iterable[Decision]) -> dict[tuple[str, str], Dispute]:
-    """(video, factor) → :class:`Dispute` wherever human annotators disagree.
+    """(video, factor) → :class:`Dispute` wherever human annotators
+    disagree.
 
-    ``decisions`` are current decisions (:meth:`~vadscene.store.database.AnnotationStore.current_decisions`,
-    for the whole store or one video). Annotators disagree on a (video, factor) when their
+    ``decisions`` are current decisions
+    (:meth:`~vadscene.store.database.AnnotationStore.current_decisions`, for the whole store or one video). Annotators disagree on a (video, factor) when their
     current manual or override values (cleared ones left out) are not all equal. Auto poles
     and consensus decisions are not votes; a consensus settles the value a release publishes
     but does not end the dispute, so adjudicated videos stay findable.

@@ -44,7 +44,8 @@ CACHE_CONTROL = "private, max-age=3600"
 because the workspace is an annotator's, not something a shared proxy should keep."""
 
 MEDIA_TYPES = {".mp4": "video/mp4", ".webm": "video/webm"}
-"""Content type by suffix of every file :func:`~vadscene.video.proxies.playable_path` can return: the
+"""Content type by suffix of every file :func:`~vadscene.video.proxies.playable_path` can return:
+the
 containers of :data:`~vadscene.video.proxies.BROWSER_PLAYABLE` (a test keeps the two in step), and
 proxies are MP4."""
 

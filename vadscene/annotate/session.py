@@ -105,7 +105,8 @@ def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, Queue
     """The annotator's videos in working order (by id) with where each stands for them.
 
     ``flagged``: they flagged it. ``incomplete``: a manual factor is undecided. ``disagreement``:
-    complete, and they vote in a dispute on some factor (:func:`vadscene.annotate.review.disputes`, the
+    complete, and they vote in a dispute on some factor (:func:`vadscene.annotate.review.disputes`,
+    the
     one definition of annotators disagreeing: auto poles and consensus decisions are not
     votes). ``complete`` otherwise.
     """

@@ -1,4 +1,5 @@
-"""Readers of the array and table files benchmarks and models ship: ``.npy`` arrays, CSV/TSV/Parquet tables.
+"""Readers of the array and table files benchmarks and models ship: ``.npy`` arrays,
+CSV/TSV/Parquet tables.
 
 Shared by ground truth, scores, features and soft labels, so each format is read and refused
 in one way.

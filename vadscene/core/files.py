@@ -40,7 +40,8 @@ from pathlib import Path
 from vadscene.core.errors import OutputError
 
 TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp$")
-"""The name of a temporary file of this module (and of :func:`vadscene.video.proxies.make_proxy`)."""
+"""The name of a temporary file of this module (and of
+:func:`vadscene.video.proxies.make_proxy`)."""
 
 INTENT_NAME = re.compile(r"^\.(?P<target>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.intent$")
 """The name of an intent file of :func:`replace_together`: the renames it still has to do."""

@@ -13,7 +13,8 @@ statistics"):
 It replaces four OpenCV passes (``Laplacian`` to a ``CV_16S`` temporary, ``norm(L2SQR)``,
 ``sumElems``, ``norm(L1)`` per plane) with one pass and no temporary; the results are equal
 bit for bit (the tests compare them on odd sizes, padded rows and 1×N / N×1 planes), and the
-OpenCV functions in :mod:`vadscene.measure.statistics` remain the reference and serve planes deeper than
+OpenCV functions in :mod:`vadscene.measure.statistics` remain the reference and serve planes deeper
+than
 8 bits. Compiled code is cached on disk (``cache=True``), so pool workers load it instead of
 compiling it on every start; numba falls back to a per-user cache directory when the package
 directory is read-only.

@@ -1,6 +1,7 @@
 """Measuring a whole workspace: cached, resumable, parallel (processes or Dask), fault-tolerant.
 
-Each video is measured by :func:`vadscene.measure.statistics.measure_video` in a worker; the main process
+Each video is measured by :func:`vadscene.measure.statistics.measure_video` in a worker; the main
+process
 is the only writer and commits every video's statistics as soon as they arrive, so an
 interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A result is
 reused when its parameters — statistic version, decoder versions, stride, content

@@ -25,7 +25,8 @@ read-only (``read_only=True``) never takes a write lock, and works on a read-onl
 
 Every SQLite failure leaves this module as a :class:`~vadscene.core.errors.StoreError` with a
 one-line message: :class:`~vadscene.core.errors.StoreLockedError`,
-:class:`~vadscene.core.errors.StoreFullError`, :class:`~vadscene.core.errors.StoreReadOnlyError` (all
+:class:`~vadscene.core.errors.StoreFullError`, :class:`~vadscene.core.errors.StoreReadOnlyError`
+(all
 :class:`~vadscene.core.errors.StoreUnavailableError`: the input was fine, retry later) or
 :class:`~vadscene.core.errors.StoreCorruptError`.
 

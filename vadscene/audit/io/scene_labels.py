@@ -94,7 +94,8 @@ def match_to_ground_truth(scene: SceneLabels, ground_truth: GroundTruth) -> Scen
     """The labels of the ground truth's videos, refusing ids that look like a naming mismatch.
 
     Label ids are normalised as ground-truth ids are (file stems, crop index ``__N`` and
-    feature suffixes dropped: :func:`vadscene.benchmark.video_lists.video_id_from_entry`). Labelled ids
+    feature suffixes dropped: :func:`vadscene.benchmark.video_lists.video_id_from_entry`). Labelled
+    ids
     that match no ground-truth video are an error listing them when none of the labels match,
     or when any of them resembles a ground-truth id ("did you mean Abuse028_x264?": the
     UCF-Crime short name, or a close spelling) — both mean the labels name the videos
@@ -157,7 +158,7 @@ def scene_labels(
 
 
 def scene_labels_from_release(release: Release, *, source: str) -> SceneLabels:
-    """The values a release resolved (see :func:`vadscene.annotate.consensus.resolve_assignment`)."""
+    """The values a release resolved (:func:`vadscene.annotate.consensus.resolve_assignment`)."""
     return scene_labels(release.catalogue, values_of_release(release), source=source)
 
 

@@ -94,7 +94,8 @@ def load_scores(
       Several files of one video (crops ``__0`` … ``__9``) or 2-D ``(m, C)`` arrays are
       errors: average the crops first.
     - **concatenated** ``.npy``: one 1-D array holding all videos back to back, in
-      ``video_order`` (a list file read by :func:`vadscene.benchmark.video_lists.read_video_list`, or
+      ``video_order`` (a list file read by :func:`vadscene.benchmark.video_lists.read_video_list`,
+      or
       a sequence of ids/entries; default: the ground truth's order). With
       ``snippet_repeat=1`` video ``v`` owns ``n_v`` values. With ``snippet_repeat=k > 1`` it
       owns ``m_v`` snippet scores, where ``m_v`` follows the first rule among ``ceil(n_v/k)``,
