@@ -176,9 +176,9 @@ def write_clip(
     return path
 
 
-# Bad video files, each written to ``path`` (which is returned). The scan and measure
-# cases
-# use :data:`BAD_FILES`; ``tests/video/test_video.py`` and ``tests/measure/test_measure.py`` use them all.
+# Bad video files, each written to ``path`` (which is returned). The scan and measure cases
+# use :data:`BAD_FILES`; ``tests/video/test_video.py`` and ``tests/measure/test_measure.py``
+# use them all.
 
 
 def cut_short(path: Path, fraction: float = 0.5, *, source: Path | None = None) -> Path:

@@ -68,7 +68,8 @@ def review_table(
 
 
     Everything comes from one
-    :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read (or ``decisions``, that read already made: the Review page shares one among the table and
+        :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read (or ``decisions``,
+    that read already made: the Review page shares one among the table and
     both agreement views) and one marks read, never per-video queries. Measured once by hand
     on a generated store of 2,000 videos × 12 factors (45,691 current decisions: two
     annotators on every manual factor, a third on 10 %, auto poles, overrides, consensus,
@@ -161,7 +162,8 @@ def disputes(decisions: Iterable[Decision]) -> dict[tuple[str, str], Dispute]:
     disagree.
 
     ``decisions`` are current decisions
-    (:meth:`~vadscene.store.database.AnnotationStore.current_decisions`, for the whole store or one video). Annotators disagree on a (video, factor) when their
+        (:meth:`~vadscene.store.database.AnnotationStore.current_decisions`, for the whole store or
+    one video). Annotators disagree on a (video, factor) when their
     current manual or override values (cleared ones left out) are not all equal. Auto poles
     and consensus decisions are not votes; a consensus settles the value a release publishes
     but does not end the dispute, so adjudicated videos stay findable.
