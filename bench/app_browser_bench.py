@@ -210,7 +210,7 @@ def measure_switches(page, count: int) -> list[float]:
 
 
 def measure_swaps(page, url: str, video_ids: list[str], count: int) -> list[float]:
-    from vadscene.annotate.serving import video_url
+    from vadscene.annotate.urls import video_url
 
     page.set_content('<video muted playsinline autoplay style="width:640px"></video>')
     samples = []

@@ -14,13 +14,13 @@ from app_state import current_workspace
 from components.annotate import annotate_surface, sent_state
 from components.remember import ANNOTATOR_KEY, remembered_annotator
 
-from vadscene.annotate.serving import filmstrip_url, video_url
 from vadscene.annotate.session import (
     Ack,
     AnnotatorQueue,
     factor_states,
     handle_events,
 )
+from vadscene.annotate.urls import filmstrip_url, video_url
 from vadscene.core.catalogue import AMBIGUOUS
 from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.video.thumbnails import filmstrip_frames

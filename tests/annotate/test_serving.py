@@ -24,15 +24,8 @@ from helpers import write_video
 from starlette.applications import Starlette
 from support.reliability import write_clip
 
-from vadscene.annotate.serving import (
-    CACHE_CONTROL,
-    CHUNK_SIZE,
-    MEDIA_TYPES,
-    VIDEO_ROUTE,
-    is_safe_video_id,
-    video_routes,
-    video_url,
-)
+from vadscene.annotate.serving import CACHE_CONTROL, CHUNK_SIZE, MEDIA_TYPES, video_routes
+from vadscene.annotate.urls import VIDEO_ROUTE, is_safe_video_id, video_url
 from vadscene.store.workspace import Workspace
 from vadscene.video.proxies import BROWSER_PLAYABLE, build_proxies, proxy_path
 

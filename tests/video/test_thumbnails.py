@@ -14,7 +14,7 @@ from conftest import ABUSE, SMALL_BENCHMARK
 from test_serving import serving
 from typer.testing import CliRunner
 
-from vadscene.annotate.serving import filmstrip_url
+from vadscene.annotate.urls import filmstrip_url
 from vadscene.cli import app
 from vadscene.store.workspace import Workspace
 from vadscene.video.thumbnails import (

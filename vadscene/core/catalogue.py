@@ -14,7 +14,7 @@ import json
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -26,6 +26,11 @@ from vadscene.core.paths import default_catalogue_path
 AMBIGUOUS = "ambiguous"
 """The value every factor admits besides its own: the criterion is not met for the majority of
 the video, or the video is mixed. Ambiguous videos are left out of that factor's contrasts."""
+
+ThresholdRule = Literal["median", "terciles", "explicit"]
+"""How an auto factor's statistic becomes poles (:mod:`vadscene.measure.thresholds`)."""
+THRESHOLD_RULES: tuple[ThresholdRule, ...] = get_args(ThresholdRule)
+"""Every threshold rule, in the order the CLI and the Measure page offer them."""
 
 _KEY = r"^[a-z][a-z0-9_]*$"
 
@@ -57,7 +62,7 @@ class AutoRule(BaseModel):
     statistic: Literal["sharpness", "motion"] = Field(
         description="sharpness: mean Laplacian variance; motion: mean abs frame difference."
     )
-    rule: Literal["median", "terciles", "explicit"] = Field(
+    rule: ThresholdRule = Field(
         description="median split; terciles with the middle ambiguous; or explicit thresholds."
     )
     thresholds: tuple[float, ...] = Field(

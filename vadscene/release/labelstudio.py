@@ -5,7 +5,7 @@ and bring the decisions into a workspace, where they are stored, released and au
 like decisions clicked in the vadscene app. The mapping, both ways:
 
 * **video → task.** ``data`` holds ``video`` (the URL the annotator's browser plays:
-  ``base_url`` + :func:`vadscene.annotate.serving.video_url`, so the vadscene app must be reachable
+  ``base_url`` + :func:`vadscene.annotate.urls.video_url`, so the vadscene app must be reachable
   there), ``video_id`` and ``category``.
 * **factor → ``<Choices>``** named by the factor key, single choice, over the factor's values
   plus ``ambiguous``, under a header with the factor's name and one with its criterion (a
@@ -47,7 +47,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from vadscene.annotate.serving import video_url
+from vadscene.annotate.urls import video_url
 from vadscene.core.catalogue import AMBIGUOUS, Catalogue
 from vadscene.core.errors import ReleaseError, validation_problems
 from vadscene.core.files import atomic_write
