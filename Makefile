@@ -39,10 +39,11 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check vadscene app tests bench
 	$(BIN)/ruff format --check vadscene app tests bench
+	$(BIN)/mypy vadscene app
 
 # Regenerate the shipped release JSON Schema from the pydantic models.
 schema: $(STAMP)
 	$(BIN)/python -c "import json; from vadscene.release.releases import release_json_schema, shipped_schema_path as p; p().parent.mkdir(exist_ok=True); p().write_text(json.dumps(release_json_schema(), indent=2) + '\n')"
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .mypy_cache

@@ -1022,14 +1022,15 @@ def bench_cli(shape: Shape, n_bootstrap: int, repeats: int = 3) -> None:
     one), and split the default command's time into the in-process audit and report."""
     import vl_convert
 
-    from vadscene.audit.report.writer import _VEGA_LITE, _vega_bundle, write_report
+    from vadscene.audit.report.vega import VEGA_LITE, vega_bundle
+    from vadscene.audit.report.writer import write_report
 
     log(f"{shape.name}: building inputs for the CLI run")
     inputs = build_inputs(shape)
     start = time.perf_counter()
-    vl_convert.javascript_bundle(vl_version=_VEGA_LITE)
+    vl_convert.javascript_bundle(vl_version=VEGA_LITE)
     bundle_seconds = time.perf_counter() - start
-    _vega_bundle()  # the user's cache holds it after a machine's first report
+    vega_bundle()  # the user's cache holds it after a machine's first report
     with tempfile.TemporaryDirectory() as folder:
         arguments = write_cli_inputs(inputs, Path(folder))
         arguments += ["--bootstrap", str(n_bootstrap)]

@@ -1,7 +1,7 @@
 """Print the README's reliability table: every bad-input case, 1,000 fuzzed releases,
 concurrent writers and SIGKILLed writers, run by the same code the tests run.
 
-Usage: python bench/reliability_figures.py   (needs the dev extra: Hypothesis; a few minutes)
+Usage: python bench/reliability_figures.py   (needs the dev extra: Hypothesis)
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from support.reliability import reliability_figures
+from support.figures import reliability_figures
 
 FIGURE_LABELS = {
     "bad_input_cases": "bad-input cases tried (CLI and library)",

@@ -10,29 +10,15 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from browser import require_chromium, served_app
-from helpers import copy_demo, write_video
-from support.reliability import annotate_example
+from helpers import SMALL_BENCHMARK, SNIPPET, copy_demo, write_video
+from support.examples import annotate_example
 
 from vadscene.cli import run
 from vadscene.core.catalogue import Catalogue, load_catalogue
 from vadscene.store.workspace import Workspace
-
-SMALL_BENCHMARK = {
-    # file (relative to the video root) → frames
-    "Abuse001_x264.mp4": 30,
-    "Arson002_x264.mp4": 20,
-    "Normal_Videos_003_x264.mp4": 25,
-    "nested/RoadAccidents004_x264.mp4": 15,
-}
-
-ABUSE, ARSON, NORMAL, ROAD = (
-    "Abuse001_x264",
-    "Arson002_x264",
-    "Normal_Videos_003_x264",
-    "RoadAccidents004_x264",
-)
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +47,7 @@ def small_workspace(tmp_path: Path, small_videos: Path) -> Workspace:
 
 @pytest.fixture
 def annotated(small_workspace: Workspace) -> Workspace:
-    """:func:`small_workspace` annotated (:func:`support.reliability.annotate_example`, full).
+    """:func:`small_workspace` annotated (:func:`support.examples.annotate_example`, full).
 
     ABUSE: ana and ben agree on color; ana has a second decision (crowd: few).
     ARSON: ana and ben disagree on color; ana overrides the auto resolution pole (low to
@@ -80,10 +66,10 @@ def annotated(small_workspace: Workspace) -> Workspace:
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
     """`vadscene demo` run once per test run: (workspace, exit code, stdout).
 
-    Rendering the demo's videos takes tens of seconds, so every test that needs a demo
-    workspace copies this one (:func:`copy_demo`) instead of building its own. Under
-    pytest-xdist the workers share one build: the first to take the lock builds it in the
-    run's common temporary folder, the others wait and read its exit code and output.
+    Rendering the demo's videos is slow, so every test that needs a demo workspace copies this
+    one (:func:`copy_demo`) instead of building its own. Under pytest-xdist the workers share
+    one build: the first to take the lock builds it in the run's common temporary folder, the
+    others wait and read its exit code and output.
     """
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -121,3 +107,20 @@ def served(
     root = copy_demo(demo_template, base / "demo")
     with served_app(root, base / "server.log") as url:
         yield url, root
+
+
+@pytest.fixture(scope="module")
+def snippet_demo(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the demo workspace plus a snippet-level copy of its localizer's scores, in
+    ``benchmark/scores/localizer_snippets`` (the mean of each :data:`helpers.SNIPPET` frames,
+    the last snippet possibly short)."""
+    root = copy_demo(demo_template, tmp_path_factory.mktemp("ergonomics") / "demo")
+    snippets = root / "benchmark" / "scores" / "localizer_snippets"
+    snippets.mkdir()
+    for file in sorted((root / "benchmark" / "scores" / "localizer").glob("*.npy")):
+        frames = np.load(file)
+        starts = np.arange(0, frames.size, SNIPPET)
+        np.save(
+            snippets / file.name, np.add.reduceat(frames, starts) / np.diff([*starts, frames.size])
+        )
+    return root

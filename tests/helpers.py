@@ -1,4 +1,5 @@
-"""Helpers shared by the test modules: real-data location and small generated videos."""
+"""Helpers shared by the test modules: the small benchmark's names, real-data location, small
+generated videos and benchmarks, and checks of error messages."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,9 +15,24 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pytest
-from support.reliability import write_clip
+from support.clips import write_clip
+from support.examples import BAD, GOOD, NORMAL, ROAD
 
+from vadscene.benchmark.frames import GroundTruth
 from vadscene.core.records import VideoInfo
+
+ABUSE, ARSON = GOOD, BAD
+"""The small benchmark's videos are the example annotation's (:mod:`support.examples`): ABUSE,
+ARSON, NORMAL and ROAD."""
+
+SMALL_BENCHMARK = {
+    # file (relative to the video root) → frames
+    f"{ABUSE}.mp4": 30,
+    f"{ARSON}.mp4": 20,
+    f"{NORMAL}.mp4": 25,
+    f"nested/{ROAD}.mp4": 15,
+}
+"""The ``small_videos`` fixture's files (``tests/conftest.py``)."""
 
 REALDATA = Path(
     os.environ.get("VADSCENE_REALDATA")
@@ -49,7 +66,7 @@ def write_video(
     faststart: bool = False,
 ) -> Path:
     """Encode a small synthetic clip (a moving bar on a changing background) with PyAV: the
-    library's :func:`~support.reliability.write_clip`, with ``codec`` first and 25 frames."""
+    library's :func:`~support.clips.write_clip`, with ``codec`` first and 25 frames."""
     return write_clip(
         path, frames=frames, faststart=faststart, codec=codec, fps=fps, width=width, height=height
     )
@@ -145,3 +162,45 @@ def video_info(video_id: str, category: str = "Abuse") -> VideoInfo:
         size_bytes=1000,
         fingerprint="b2s:0",
     )
+
+
+def synthetic_benchmark(n_videos: int, frames: int = 4) -> GroundTruth:
+    """``n_videos`` videos of ``frames`` frames; every third video is anomalous in its first
+    ``video % frames`` frames (so some are mixed, some wholly normal)."""
+    labels = np.zeros((n_videos, frames), dtype=bool)
+    for video in range(0, n_videos, 3):
+        labels[video, : 1 + video % frames] = True
+    ids = tuple(f"Abuse{video:05d}" for video in range(n_videos))
+    return GroundTruth(
+        video_ids=ids,
+        categories=tuple("Abuse" if labels[i].any() else "Normal" for i in range(n_videos)),
+        offsets=np.arange(0, n_videos * frames + 1, frames, dtype=np.int64),
+        labels=labels.ravel(),
+        source="synthetic",
+    )
+
+
+def uniform_benchmark(anomalous: bool) -> GroundTruth:
+    """Two videos of 3 and 5 frames, every frame anomalous or every frame normal."""
+    return GroundTruth(
+        video_ids=("Abuse001", "Arson002"),
+        categories=("Abuse", "Arson"),
+        offsets=np.array([0, 3, 8], dtype=np.int64),
+        labels=np.full(8, anomalous),
+        source="gt.txt",
+    )
+
+
+PHYSICAL_MEMORY = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+"""This machine's memory in bytes, as the refusals of absurd sizes state it."""
+
+DUPLICATED_KEY = (
+    "a key appears twice in one object (the object starting at line {line} column {column})"
+)
+"""How the strict JSON reader names a duplicated key (format with the object's position)."""
+
+NFC, NFD = unicodedata.normalize("NFC", "Café001"), unicodedata.normalize("NFD", "Café001")
+"""One video id in Unicode's composed (NFC) and decomposed (NFD) forms."""
+
+SNIPPET = 16
+"""Frames per snippet of the ``snippet_demo`` workspace's snippet-level scores."""

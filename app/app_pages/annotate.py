@@ -17,11 +17,12 @@ from components.remember import ANNOTATOR_KEY, remembered_annotator
 from vadscene.annotate.session import (
     Ack,
     AnnotatorQueue,
+    QueueStatus,
     factor_states,
     handle_events,
 )
 from vadscene.annotate.urls import filmstrip_url, video_url
-from vadscene.core.catalogue import AMBIGUOUS
+from vadscene.core.catalogue import AMBIGUOUS, Factor
 from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.video.thumbnails import filmstrip_frames
 
@@ -124,9 +125,8 @@ def _handle_events() -> None:
 @st.cache_resource
 def _latest_queues(root: str) -> dict[str, AnnotatorQueue]:
     """The latest queue of each annotator, shared by the server's sessions: a page load
-    refreshes it (the videos changed since, by anyone) instead of reading the whole store —
-    about 0.3 s at 2,000 videos, most of what a large workspace added to the page load. Each
-    AnnotatorQueue is immutable; an older one put back by a slower session only costs the
+    refreshes it (the videos changed since, by anyone) instead of reading the whole store.
+    Each AnnotatorQueue is immutable; an older one put back by a slower session only costs the
     next session a longer refresh."""
     return {}
 
@@ -165,7 +165,7 @@ def _on_screen(held: AnnotatorQueue) -> str:
     return video_id
 
 
-def _around(video_id: str, queue: list[tuple[str, str]]) -> set[str]:
+def _around(video_id: str, queue: list[tuple[str, QueueStatus]]) -> set[str]:
     """The video on screen and those n, p and i lead to, so the surface can switch without
     waiting."""
     position = index[video_id]
@@ -198,7 +198,7 @@ def _factors() -> list[dict]:
     """The catalogue as the surface shows it; a measured factor with its rule and thresholds."""
     rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
 
-    def rule(factor) -> str | None:
+    def rule(factor: Factor) -> str | None:
         if factor.auto is None:
             return None
         name, limits = rules.get(factor.key, (factor.auto.rule, ()))
@@ -235,8 +235,7 @@ def _support(held: AnnotatorQueue) -> list:
 @st.fragment
 def _annotate() -> None:
     """The surface and what it is sent. A fragment: a key or a switch of video reruns only this,
-    not the app's navigation and the rest of the page, which cut what a key takes to be
-    confirmed by about 40 %."""
+    not the app's navigation and the rest of the page."""
     held = _queue()
     queue = held.queue
     video_id = _on_screen(held)

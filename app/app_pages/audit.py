@@ -1,5 +1,10 @@
 """Audit: choose score files, run the audit engine on the workspace's ground truth and scene
-labels, see the figures and tables, download the report."""
+labels, see the figures and tables, download the report.
+
+The page describes its run as an :class:`~vadscene.audit.request.AuditRequest`, as
+``vadscene audit`` does, and offers the same options; paths typed here are server paths,
+read only inside the workspace (:meth:`~vadscene.store.workspace.Workspace.server_path`).
+"""
 
 import io
 import tempfile
@@ -9,16 +14,13 @@ from pathlib import Path
 import streamlit as st
 from app_state import current_workspace
 
-from vadscene.audit import run_audit
+from vadscene.audit.compute.result import AuditResult
 from vadscene.audit.io.scores import ModelSpec, parse_scores_argument
-from vadscene.audit.io.sources import (
-    gather_inputs,
-    gather_probe_inputs,
-    read_model_list,
-    read_probe_list,
-)
+from vadscene.audit.io.sources import INTERVAL_ENDS
 from vadscene.audit.report import figures
-from vadscene.audit.report.writer import bias_warnings, write_report
+from vadscene.audit.report.summary import summary_line
+from vadscene.audit.report.writer import bias_warnings
+from vadscene.audit.request import AuditRequest, prepare, write_outputs
 from vadscene.benchmark.ground_truth import GROUND_TRUTH_FORMATS
 from vadscene.core.errors import VadsceneError
 
@@ -32,7 +34,6 @@ ground_truth = st.text_input(
 ).strip()
 configured = workspace.config.ground_truth
 FORMATS = ("detect", *GROUND_TRUTH_FORMATS)
-ENDS = ("exclusive", "inclusive")
 format_column, end_column = st.columns(2)
 ground_truth_format = format_column.selectbox(
     "Ground-truth format",
@@ -42,15 +43,15 @@ ground_truth_format = format_column.selectbox(
 )
 interval_end = end_column.radio(
     "Interval ends",
-    ENDS,
-    index=ENDS.index(configured.interval_end) if configured else 0,
+    INTERVAL_ENDS,
+    index=INTERVAL_ENDS.index(configured.interval_end) if configured else 0,
     horizontal=True,
     help="exclusive: frames s ≤ f < e are anomalous; inclusive: s ≤ f ≤ e.",
     key="audit_interval_end",
 )
 st.caption(
     "Scene labels: this workspace's consensus values; frame counts: the ground truth's "
-    "own, else the workspace's probed videos"
+    "own, else the workspace's probed videos (unless given under More options)"
 )
 
 model_lists = sorted(p for p in workspace.root.glob("**/models.json") if p.is_file())
@@ -86,65 +87,162 @@ snippet_repeat = left.number_input("Snippet repeat", 1, 64, 1, key="audit_snippe
 bootstrap = middle.number_input("Bootstrap replicates", 0, 10_000, 1000, 100, key="audit_bootstrap")
 seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="audit_seed")
 
+with st.expander("More options (those of `vadscene audit`)"):
+    st.caption(
+        "Server paths, inside the workspace or its configured folders, relative to it or "
+        "absolute; empty = not given. The report is offered as a download below rather than "
+        "written to a folder (--out), and the workspace is the one this app serves "
+        "(--workspace)."
+    )
+    frame_counts = st.text_input(
+        "Frame counts file (id count per line), when the ground truth has no counts",
+        key="audit_frame_counts",
+    )
+    video_order = st.text_input(
+        "Video list giving the order of a concatenated .npy score file", key="audit_video_order"
+    )
+    release_column, labels_column, catalogue_column = st.columns(3)
+    release = release_column.text_input("Scene labels from a release file", key="audit_release")
+    labels = labels_column.text_input(
+        "Scene labels from a table (CSV/TSV/Parquet)",
+        help="Long (video, factor, value), wide (a video column and one column per factor), "
+        "or an `export --csv` file.",
+        key="audit_labels",
+    )
+    catalogue = catalogue_column.text_input(
+        "Catalogue the label table is checked against (empty = UCF-Crime's)",
+        key="audit_catalogue",
+    )
+    definition_scores = st.text_area(
+        "Definition scores, one NAME=PATH[@FAMILY] per line: a table video, frame, "
+        "definition, score or a folder of (T × D) .npy with definitions.txt (with those of "
+        "the probes.json chosen above)",
+        key="audit_definition_scores",
+    )
+    events_column, queries_column = st.columns(2)
+    events = events_column.text_input(
+        "Events table video, start, end, class (default: each video's category)",
+        key="audit_events",
+    )
+    queries = queries_column.text_input(
+        'D@5 queries: JSON list of {"definition", "classes"}', key="audit_queries"
+    )
+    features = st.text_area(
+        "Features, one NAME=PATH[@FAMILY] per line: a folder of per-video (snippets × d) .npy "
+        "(with those of the probes.json chosen above)",
+        key="audit_features",
+    )
+    feature_snippet_frames = st.number_input(
+        "Frames per feature snippet (0 = the probes.json's, else 16)",
+        0,
+        4096,
+        0,
+        key="audit_feature_snippet_frames",
+    )
+    soft_labels = st.text_input(
+        "Soft frame labels in [0, 1] (table video, frame, label): adds each model's Prob-AUC",
+        key="audit_soft_labels",
+    )
+    ap_column, latex_column, svg_column = st.columns(3)
+    interval_ap = ap_column.checkbox(
+        "Interval AP",
+        help="By the released VadCLIP rule (original, video-mean, whole-video intervals).",
+        key="audit_interval_ap",
+    )
+    latex = latex_column.checkbox(
+        "LaTeX tables in the report",
+        help="Booktabs tables (metrics, bias, resolved pairs) under latex/ in the download.",
+        key="audit_latex",
+    )
+    svg = svg_column.checkbox(
+        "SVG figures in the report",
+        help="Every figure rendered to figures/NAME.svg and shown in report.md; the page and "
+        "report.html draw them either way.",
+        key="audit_svg",
+    )
 
-def _run(folder: Path) -> None:
-    """One audit run; uploads are saved into this run's own ``folder``."""
-    specs = [spec for path in chosen_lists for spec in read_model_list(path)]
-    for line in (line.strip() for line in extra.splitlines() if line.strip()):
+
+def _path(text: str, what: str) -> Path | None:
+    """A typed server path, refused outside the workspace; ``None`` when left empty."""
+    return workspace.server_path(text, what) if text.strip() else None
+
+
+def _specs(text: str, what: str) -> tuple[ModelSpec, ...]:
+    """The NAME=PATH[@FAMILY][:K] lines of ``text``, their paths as server paths."""
+    specs = []
+    for line in (line.strip() for line in text.splitlines() if line.strip()):
         spec = parse_scores_argument(line)
-        where = f"model scores {spec.name}:"
-        specs.append(spec._replace(path=workspace.server_path(str(spec.path), where)))
+        specs.append(
+            spec._replace(path=workspace.server_path(str(spec.path), f"{what} {spec.name}:"))
+        )
+    return tuple(specs)
+
+
+def _request(folder: Path) -> AuditRequest:
+    """This page's run as a request; uploads are saved into this run's own ``folder``."""
+    typed = _specs(extra, "model scores")
+    uploaded = []
     for upload in uploads or []:
         saved = folder / Path(upload.name).name
         saved.write_bytes(upload.getvalue())
-        specs.append(ModelSpec(saved.stem, saved))
-    truth, models, scene = gather_inputs(
+        uploaded.append(ModelSpec(saved.stem, saved))
+    return AuditRequest(
         # the workspace's file read with the page's format and interval-end controls
-        ground_truth=workspace.server_path(ground_truth, "ground-truth file")
-        if ground_truth
-        else workspace.ground_truth_path,
+        ground_truth=_path(ground_truth, "ground-truth file") or workspace.ground_truth_path,
         ground_truth_format=None if ground_truth_format == "detect" else ground_truth_format,
         interval_end=interval_end,
-        models=specs,
-        snippet_repeat=int(snippet_repeat),
+        frame_counts=_path(frame_counts, "frame counts file"),
         workspace=workspace.root,
-    )
-    listed = [read_probe_list(path) for path in chosen_probes]
-    definition_models, classes, queries, features = gather_probe_inputs(
-        truth,
-        definition_scores=[s for entry in listed for s in entry["definition_scores"]],
-        features=[s for entry in listed for s in entry["features"]],
-        queries=next((entry["queries"] for entry in listed if "queries" in entry), None),
-        events=next((entry["events"] for entry in listed if "events" in entry), None),
+        scores=(*typed, *uploaded),
+        model_lists=tuple(chosen_lists),
         snippet_repeat=int(snippet_repeat),
-        feature_snippet_frames=next(
-            (e["feature_snippet_frames"] for e in listed if "feature_snippet_frames" in e), 16
-        ),
-    )
-    st.session_state["audit_result"] = run_audit(
-        truth,
-        models,
-        scene,
-        definition_scores=definition_models,
-        classes=classes,
-        queries=queries,
-        features=features,
-        n_bootstrap=int(bootstrap),
+        video_order=_path(video_order, "video order file"),
+        release=_path(release, "release file"),
+        labels=_path(labels, "label table"),
+        catalogue=_path(catalogue, "catalogue file"),
+        probe_lists=tuple(chosen_probes),
+        definition_scores=_specs(definition_scores, "definition scores"),
+        events=_path(events, "events table"),
+        queries=_path(queries, "queries file"),
+        features=_specs(features, "features"),
+        feature_snippet_frames=int(feature_snippet_frames) or None,
+        soft_labels=_path(soft_labels, "soft labels file"),
+        bootstrap=int(bootstrap),
         seed=int(seed),
-        progress=lambda step, done, total: bar.progress(
-            done / total if total else 1.0, text=f"{step}: {done}/{total}"
-        ),
+        interval_ap=interval_ap,
+        latex=latex,
+        svg=svg,
     )
+
+
+def _report_archive(request: AuditRequest, result: AuditResult) -> bytes:
+    """The report files the request asks for, zipped for the download."""
+    with tempfile.TemporaryDirectory() as folder:
+        written = write_outputs(result, Path(folder), request)
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for name, path in written.items():
+                bundle.write(path, name)
+    return archive.getvalue()
 
 
 if st.button("Run audit", type="primary", key="audit_run"):
     bar = st.progress(0.0, text="Loading scores…")
+
+    def _show(step: str, done: int, total: int) -> None:
+        bar.progress(done / total if total else 1.0, text=f"{step}: {done}/{total}")
+
     # Each run its own folder: two people uploading files of the same name never mix.
     with tempfile.TemporaryDirectory(prefix="vadscene-uploads-") as uploaded:
         try:
-            _run(Path(uploaded))
+            request = _request(Path(uploaded))
+            audited = prepare(request).run(progress=_show)
+            st.session_state["audit_report"] = _report_archive(request, audited)
+            st.session_state["audit_result"] = audited
         except VadsceneError as exc:
-            st.session_state.pop("audit_result", None)  # no stale results under the error
+            # no stale results under the error
+            st.session_state.pop("audit_result", None)
+            st.session_state.pop("audit_report", None)
             st.error(str(exc).replace(f"{uploaded}/", "uploaded "))
     bar.empty()
 
@@ -152,12 +250,7 @@ result = st.session_state.get("audit_result")
 if result is None:
     st.stop()
 
-summary = result.summary
-st.write(
-    f"**{summary['videos']} videos**, {summary['frames']:,} frames; "
-    f"w = {100 * summary['within_pair_fraction']:.3f} % of pairs are within a video; "
-    f"oracle video-constant AUROC {summary['oracle_video_constant_auroc']:.4f}."
-)
+st.write(summary_line(result))
 for warning in bias_warnings(result):
     st.warning(warning)
 if empty := result.conventions.get("empty_contrasts"):
@@ -189,16 +282,17 @@ for name in (
     if not table.empty:
         with st.expander(name.replace("_", " ").capitalize()):
             st.dataframe(table, hide_index=True)
+for title, table in (
+    ("Further metrics (AUCA; interval AP when asked for)", result.further),
+    ("Prob-AUC (soft labels)", result.prob_auc),
+):
+    if not table.empty:
+        with st.expander(title):
+            st.dataframe(table, hide_index=True)
 
-with tempfile.TemporaryDirectory() as folder:
-    written = write_report(result, Path(folder))
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
-        for name, path in written.items():
-            bundle.write(path, name)
 st.download_button(
     "Download the report (HTML, Markdown, JSON, CSV)",
-    archive.getvalue(),
+    st.session_state["audit_report"],
     "audit-report.zip",
     "application/zip",
     key="audit_download",

@@ -1,11 +1,14 @@
 """Measure: run the measurement, see each auto factor's distribution and threshold rule, and
 preview how many videos change pole before applying a new rule."""
 
+from collections.abc import Sequence
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 from app_state import current_workspace
 
+from vadscene.core.catalogue import THRESHOLD_RULES
 from vadscene.core.errors import VadsceneError
 from vadscene.measure.run import measure_workspace
 from vadscene.measure.thresholds import apply_rule, preview_rule
@@ -53,9 +56,14 @@ if failures:
     )
 
 measurements = store.measurements()
-in_force = {factor: (rule, values) for factor, _s, rule, values, _at in store.thresholds()}
-for factor in (f for f in workspace.catalogue.factors if f.auto is not None):
-    statistic = factor.auto.statistic
+in_force: dict[str, tuple[str, Sequence[float]]] = {
+    factor: (rule, values) for factor, _s, rule, values, _at in store.thresholds()
+}
+for factor in workspace.catalogue.factors:
+    auto = factor.auto
+    if auto is None:
+        continue
+    statistic = auto.statistic
     values = pd.DataFrame(
         [
             {"video": v, statistic: stats[statistic].value}
@@ -67,14 +75,13 @@ for factor in (f for f in workspace.catalogue.factors if f.auto is not None):
     if values.empty:
         st.info("Not measured yet.")
         continue
-    rule, explicit = in_force.get(factor.key, (factor.auto.rule, factor.auto.thresholds))
+    rule, explicit = in_force.get(factor.key, (auto.rule, auto.thresholds))
     left, right = st.columns([1, 2])
     with left:
-        options = ["median", "terciles", "explicit"]
         chosen = st.radio(
             "Threshold rule",
-            options,
-            index=options.index(rule),
+            THRESHOLD_RULES,
+            index=THRESHOLD_RULES.index(rule),
             key=f"measure_rule_{factor.key}",
             horizontal=True,
         )

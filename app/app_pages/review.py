@@ -2,17 +2,18 @@
 adjudication (a consensus value recorded with source ``consensus``)."""
 
 import math
+from functools import partial
 
 import pandas as pd
 import streamlit as st
 from app_state import current_workspace
 
+from vadscene.annotate.consensus import Dispute, adjudicate, disputes
 from vadscene.annotate.review import (
     FILTERS,
     agreement,
     annotate_url,
     auto_agreement,
-    disputes,
     filter_review,
     kappa_heatmap,
     review_table,
@@ -46,11 +47,17 @@ def _share(value: float) -> str:
     return "—" if math.isnan(value) else f"{value:.3f}"
 
 
+def _with_voters(dispute: Dispute, value: str) -> str:
+    """A consensus choice as the selectbox shows it: the value, and who voted for it."""
+    voters = dispute.voters(value)
+    return f"{value} — voted by {', '.join(voters)}" if voters else value
+
+
 table, agreements, auto_agreements = _views(str(workspace.root), store.revision())
 chosen = st.pills(
     "Show videos that are",
     list(FILTERS),
-    format_func=FILTERS.get,
+    format_func=FILTERS.__getitem__,
     selection_mode="multi",
     key="review_filters",
 )
@@ -141,23 +148,22 @@ for (_, factor_key), dispute in sorted(disputes(current).items()):
         [*factor.values, AMBIGUOUS],
         index=None,
         placeholder="Choose the consensus value…",
-        format_func=lambda v, d=dispute: (
-            f"{v} — voted by {', '.join(d.voters(v))}" if d.voters(v) else v
-        ),
+        format_func=partial(_with_voters, dispute),
         key=f"review_value_{video_id}_{factor_key}",
     )
     if any(d.factor == factor_key and d.source == "consensus" for d in current):
         settled = table.loc[table["video"] == video_id, factor_key].item()
         left.caption(f"Consensus so far: {settled}")
-    if right.button(
-        "Record consensus",
-        key=f"review_record_{video_id}_{factor_key}",
-        disabled=value is None,
+    if (
+        right.button(
+            "Record consensus",
+            key=f"review_record_{video_id}_{factor_key}",
+            disabled=value is None,
+        )
+        and value is not None
     ):
         try:
-            store.record_decision(
-                video_id, factor_key, value, annotator=reviewer, source="consensus"
-            )
+            adjudicate(store, video_id, factor_key, value, annotator=reviewer)
         except VadsceneError as exc:
             st.error(str(exc))
         else:

@@ -20,4 +20,5 @@ _REMEMBER = st.components.v2.component("vadscene_remember_annotator", js=_JS)
 
 def remembered_annotator(*, key: str) -> str | None:
     """The name stored in this browser, if any (None on the run before the browser answers)."""
-    return _REMEMBER(key=key, on_stored_change=lambda: None).stored
+    stored: str | None = _REMEMBER(key=key, on_stored_change=lambda: None).stored
+    return stored

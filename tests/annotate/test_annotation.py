@@ -3,7 +3,7 @@ tested in test_annotation_events.py)."""
 
 from __future__ import annotations
 
-from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import ABUSE, ARSON, NORMAL, ROAD
 
 from vadscene.annotate.session import AnnotatorQueue
 from vadscene.core.catalogue import AMBIGUOUS

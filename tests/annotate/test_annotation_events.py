@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import ABUSE, ARSON, NORMAL, ROAD
 
 from vadscene.annotate.session import (
     Ack,

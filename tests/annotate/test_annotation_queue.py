@@ -5,9 +5,10 @@ write, from this page or from anywhere else."""
 
 from __future__ import annotations
 
-from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import ABUSE, ARSON, NORMAL, ROAD
 
-from vadscene.annotate.review import disputes, review_table
+from vadscene.annotate.consensus import disputes
+from vadscene.annotate.review import review_table
 from vadscene.annotate.session import AnnotatorQueue, handle_events, video_queue
 from vadscene.store.database import AnnotationStore
 from vadscene.store.workspace import Workspace

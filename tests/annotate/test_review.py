@@ -12,20 +12,20 @@ import pytest
 import yaml
 from sklearn.metrics import cohen_kappa_score
 
+from vadscene.annotate.consensus import adjudicate, disputes
 from vadscene.annotate.review import (
     FILTERS,
     agreement,
     annotate_url,
     auto_agreement,
     cohen_kappa,
-    disputes,
     filter_review,
     fleiss_kappa,
     kappa_heatmap,
     review_table,
 )
 from vadscene.core.catalogue import load_catalogue
-from vadscene.core.errors import CatalogueError
+from vadscene.core.errors import CatalogueError, StoreError
 from vadscene.release.releases import build_release
 from vadscene.store.workspace import Workspace
 
@@ -441,6 +441,64 @@ def test_a_cleared_vote_ends_a_dispute(reviewed: Workspace) -> None:
     assert by_video.loc[ARSON, "disagree"]  # crowd is still disputed
     reviewed.store.record_decision(ARSON, "crowd", None, annotator="ben")
     assert not review_table(reviewed).set_index("video").loc[ARSON, "disagree"]
+
+
+# --- adjudication: the one writer of consensus decisions ---------------------------------------
+
+
+def test_adjudicating_records_a_consensus_that_settles_the_value(reviewed: Workspace) -> None:
+    store = reviewed.store
+    decision = adjudicate(store, ARSON, "color", "grayscale", annotator="carla")
+    assert (decision.video_id, decision.factor, decision.value) == (ARSON, "color", "grayscale")
+    assert (decision.annotator, decision.source) == ("carla", "consensus")
+    assert store.decision_log()[-1] == decision  # committed before adjudicate returned
+    by_video = review_table(reviewed).set_index("video")
+    assert by_video.loc[ARSON, "color"] == "grayscale"
+    assert by_video.loc[ARSON, "disagree"]  # settled, and still findable
+    (record,) = [v for v in build_release(reviewed).videos if v.video_id == ARSON]
+    assert (record.factors["color"].value, record.factors["color"].resolution) == (
+        "grayscale",
+        "consensus",
+    )
+
+
+def test_adjudicating_ambiguous_is_a_consensus_too(reviewed: Workspace) -> None:
+    adjudicate(reviewed.store, ARSON, "color", "ambiguous", annotator="carla")
+    assert review_table(reviewed).set_index("video").loc[ARSON, "color"] == "ambiguous"
+
+
+@pytest.mark.parametrize(
+    ("video", "factor", "value", "annotator", "message"),
+    [
+        (
+            ARSON,
+            "colour",
+            "color",
+            "carla",
+            f"video '{ARSON}': unknown factor 'colour' (catalogue 'ucf-crime' has: ",
+        ),
+        (
+            ARSON,
+            "color",
+            "sepia",
+            "carla",
+            f"video '{ARSON}', factor 'color': value 'sepia' is not allowed "
+            "(expected one of: color, grayscale, ambiguous)",
+        ),
+        (ARSON, "color", "color", " ", "an annotator name is required (got an empty name)"),
+        ("Nowhere999_x264", "color", "color", "carla", "unknown video 'Nowhere999_x264' ("),
+    ],
+)
+def test_adjudicating_refuses_what_the_catalogue_does_not_allow_and_writes_nothing(
+    reviewed: Workspace, video: str, factor: str, value: str, annotator: str, message: str
+) -> None:
+    store = reviewed.store
+    before = store.decision_log()
+    with pytest.raises(StoreError) as info:
+        adjudicate(store, video, factor, value, annotator=annotator)
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+    assert store.decision_log() == before
 
 
 def test_the_annotate_link_encodes_the_name() -> None:

@@ -5,24 +5,20 @@ re-quotes them)."""
 from __future__ import annotations
 
 import asyncio
-import http.client
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-import uvicorn
 from helpers import write_video
 from starlette.applications import Starlette
-from support.reliability import write_clip
+from support.clips import write_clip
+from support.serving import Server, serving
 
 from vadscene.annotate.serving import CACHE_CONTROL, CHUNK_SIZE, MEDIA_TYPES, video_routes
 from vadscene.annotate.urls import VIDEO_ROUTE, is_safe_video_id, video_url
@@ -31,53 +27,6 @@ from vadscene.video.proxies import BROWSER_PLAYABLE, build_proxies, proxy_path
 
 VIDEO_ID = "Abuse001_x264"
 PASSWD = b"root:x:0:0:root:/root:/bin/bash\n"
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass
-class Server:
-    port: int
-
-    def get(self, path: str, headers: dict[str, str] | None = None, method: str = "GET") -> Reply:
-        """Send ``path`` exactly as given (percent escapes, dots and all)."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            connection.request(method, path, headers=headers or {})
-            response = connection.getresponse()
-            body = response.read()
-            return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, body)
-        finally:
-            connection.close()
-
-
-@contextmanager
-def serving(workspace_root: Path) -> Iterator[Server]:
-    """Serve ``video_routes(workspace_root)`` with uvicorn in a background thread.
-
-    The socket is bound here, to port 0, and handed to uvicorn: no race for a free port.
-    """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    app = Starlette(routes=video_routes(workspace_root))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield Server(sock.getsockname()[1])
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,12 @@
-"""The Audit page's ground-truth controls (issue 11, item 5): the interval-end convention and
-the format, as the CLI has them; run headless with AppTest on the demo workspace."""
+"""The Audit page's controls, as the CLI has them: the ground truth's interval-end convention
+and format, soft labels, interval AP and LaTeX; run headless with AppTest on the demo
+workspace."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +72,40 @@ def test_interval_end_control_changes_the_ground_truth_read(demo_app: Path) -> N
     app.selectbox(key="audit_ground_truth_format").set_value("json")
     app.button(key="audit_run").click().run()
     assert app.error and "json" in app.error[0].value.lower()
+
+
+def test_soft_labels_interval_ap_and_latex_as_the_cli_has_them(demo_app: Path) -> None:
+    """The options the page once lacked: soft labels add the Prob-AUC table, interval AP its
+    columns, LaTeX the latex/ tables of the download; a soft-labels path outside the
+    workspace is refused by name."""
+    truth = [line.split() for line in (demo_app / "benchmark" / "ground_truth.txt").open()]
+    counts = dict(line.split() for line in (demo_app / "benchmark" / "frame_counts.txt").open())
+    rows = ["video,frame,label"]
+    for name, _category, *bounds in truth:
+        video = name.removesuffix(".mp4")
+        labels = np.zeros(int(counts[video]))
+        for start, end in zip(bounds[::2], bounds[1::2], strict=True):
+            if int(start) >= 0:
+                labels[int(start) : int(end)] = 0.75
+        rows += [f"{video},{frame},{label}" for frame, label in enumerate(labels)]
+    (demo_app / "soft.csv").write_text("\n".join(rows) + "\n")
+
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=120).run()
+    app.switch_page("app_pages/audit.py").run()
+    app.number_input(key="audit_bootstrap").set_value(0)
+    app.text_input(key="audit_soft_labels").input("/etc/passwd")
+    app.button(key="audit_run").click().run()
+    assert app.error and "soft labels file /etc/passwd" in app.error[0].value
+    app.text_input(key="audit_soft_labels").input("soft.csv")
+    app.checkbox(key="audit_interval_ap").check()
+    app.checkbox(key="audit_latex").check()
+    app.button(key="audit_run").click().run()
+    assert not app.exception and not app.error
+    result = app.session_state["audit_result"]
+    assert list(result.prob_auc["model"]) == list(result.models)
+    assert result.further["interval_ap"].notna().all()
+    titles = [e.label for e in app.expander]
+    assert "Prob-AUC (soft labels)" in titles
+    archive = zipfile.ZipFile(io.BytesIO(app.session_state["audit_report"]))
+    assert any(name.startswith("latex/") for name in archive.namelist())
+    assert "report.json" in archive.namelist()

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 import pytest
 from helpers import copy_demo
-from support.reliability import cut_short, write_clip
+from support.clips import cut_short, write_clip
 
 from vadscene.cli import run
 from vadscene.core.records import AUTO_ANNOTATOR

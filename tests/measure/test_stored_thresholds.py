@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from support.reliability import GOOD, NORMAL, registry_workspace
+from support.examples import GOOD, NORMAL, registry_workspace
 
 from vadscene import cli
 from vadscene.core.errors import VadsceneError

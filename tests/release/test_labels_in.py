@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import ROAD
-from helpers import copy_demo
+from helpers import ROAD, copy_demo
 
 from vadscene.audit import run_audit
 from vadscene.audit.io.sources import gather_inputs, read_model_list

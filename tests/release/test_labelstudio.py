@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import ABUSE, ARSON, NORMAL, ROAD
 
 from vadscene.core.catalogue import AMBIGUOUS, Catalogue, parse_catalogue
 from vadscene.release.labelstudio import (

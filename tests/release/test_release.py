@@ -9,7 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import ABUSE, ARSON, NORMAL, ROAD
+from helpers import ABUSE, ARSON, NORMAL, ROAD
 
 from vadscene.annotate.consensus import resolve_assignment
 from vadscene.core.errors import ReleaseError

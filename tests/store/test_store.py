@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import sqlite3
 from datetime import UTC, datetime
@@ -13,7 +14,8 @@ from helpers import video_info
 from vadscene.core.catalogue import Catalogue
 from vadscene.core.errors import StoreError
 from vadscene.core.records import VideoInfo
-from vadscene.store.database import MIGRATIONS, AnnotationStore, Decision
+from vadscene.store.database import AnnotationStore, Decision
+from vadscene.store.migrations import MIGRATIONS, statements
 
 VIDEOS = ["Abuse001_x264", "Arson002_x264", "Normal_Videos_003_x264"]
 
@@ -280,14 +282,44 @@ def test_two_processes_writing_concurrently_lose_nothing(
     assert store.integrity_check() == "ok"
 
 
+def test_a_threshold_rule_is_written_with_its_poles_or_not_at_all(
+    store: AnnotationStore,
+) -> None:
+    store.apply_threshold(
+        "resolution",
+        "sharpness",
+        "median",
+        [40.0],
+        [(VIDEOS[0], "high"), (VIDEOS[1], "low")],
+        note="sharpness median [40.0]",
+    )
+    assert [rule[:4] for rule in store.thresholds()] == [
+        ("resolution", "sharpness", "median", [40.0])
+    ]
+    poles = store.current_decisions(annotator="auto")
+    assert [(d.video_id, d.factor, d.value, d.source) for d in poles] == [
+        (VIDEOS[0], "resolution", "high", "auto"),
+        (VIDEOS[1], "resolution", "low", "auto"),
+    ]
+    assert {d.note for d in poles} == {"sharpness median [40.0]"}
+    before = _dump(store.path)
+    refused = [
+        ([(VIDEOS[0], "low"), ("Nowhere999_x264", "high")], [40.0]),  # unknown video
+        ([(VIDEOS[0], "low"), (VIDEOS[1], "sideways")], [40.0]),  # not a pole of the factor
+        ([(VIDEOS[0], "low")], [math.nan]),  # the rule itself is refused after the poles
+    ]
+    for changed, thresholds in refused:
+        with pytest.raises(StoreError):
+            store.apply_threshold("resolution", "sharpness", "explicit", thresholds, changed)
+        assert _dump(store.path) == before
+
+
 def test_an_older_store_is_migrated_and_keeps_its_decisions(
     tmp_path: Path, catalogue: Catalogue
 ) -> None:
-    from vadscene.store.database import _statements
-
     path = tmp_path / "v1.db"
     with sqlite3.connect(path) as db:  # a store as schema version 1 left it
-        for statement in _statements(MIGRATIONS[0]):
+        for statement in statements(MIGRATIONS[0]):
             db.execute(statement)
         db.execute("PRAGMA user_version = 1")
         db.execute(
@@ -331,12 +363,10 @@ def test_migration_makes_the_latest_decision_time_current(
 ) -> None:
     """A version-2 store where a merge appended an older decision after a newer one (the row
     order says few, the decision times say many): after the upgrade, many is current."""
-    from vadscene.store.database import _statements
-
     path = tmp_path / "v2.db"
     with sqlite3.connect(path) as db:
         for script in MIGRATIONS[:2]:
-            for statement in _statements(script):
+            for statement in statements(script):
                 db.execute(statement)
         db.execute("PRAGMA user_version = 2")
         db.execute(
@@ -358,12 +388,10 @@ def test_migration_makes_the_latest_decision_time_current(
 def test_a_read_only_open_upgrades_an_older_store_once(
     tmp_path: Path, catalogue: Catalogue
 ) -> None:
-    from vadscene.store.database import _statements
-
     path = tmp_path / "v2.db"
     with sqlite3.connect(path) as db:
         for script in MIGRATIONS[:2]:
-            for statement in _statements(script):
+            for statement in statements(script):
                 db.execute(statement)
         db.execute("PRAGMA user_version = 2")
     with AnnotationStore(path, catalogue, read_only=True) as store:

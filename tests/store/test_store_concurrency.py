@@ -1,6 +1,6 @@
 """The store under load: annotators keep writing while releases are imported and exported.
 
-Three writer processes (the durability writer, ``tests/store/test_durability.py`` run as a script)
+Three writer processes (the durability writer, :mod:`support.durability_writer` run as a script)
 record decisions for 30 s while one process imports two 20,000-decision releases over and over
 through the CLI and another exports through the CLI. No caller may see ``database is locked``
 (or any error), every acknowledged decision must be in the log, every imported decision must be
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers import video_info
-from test_durability import Writer
+from support.durability_writer import Writer
 
 from vadscene.core.records import FactorDecision
 from vadscene.release.releases import (

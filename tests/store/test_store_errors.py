@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ABUSE
-from helpers import small_tmpfs, video_info
+from helpers import ABUSE, small_tmpfs, video_info
 
 from vadscene.cli import run
 from vadscene.core.catalogue import Catalogue

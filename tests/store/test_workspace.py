@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SMALL_BENCHMARK
-from helpers import realdata_dir, write_video
+from helpers import SMALL_BENCHMARK, realdata_dir, write_video
 
 from vadscene.benchmark.video_lists import read_video_list
 from vadscene.core.errors import WorkspaceError

@@ -16,7 +16,7 @@ import av
 import numpy as np
 import pytest
 from helpers import realdata_dir, write_video
-from support import reliability
+from support import clips
 
 from vadscene.cli import run
 from vadscene.core.errors import VadsceneError, WorkspaceError
@@ -106,7 +106,7 @@ def write_clip(
 ) -> Path:
     """A clip encoded in ``pix_fmt`` with encoder ``options``: the stream formats browsers do
     not all decode."""
-    return reliability.write_clip(
+    return clips.write_clip(
         path, frames=frames, codec=codec, pix_fmt=pix_fmt, encoder_options=options
     )
 

@@ -10,8 +10,8 @@ import av
 import cv2
 import numpy as np
 import pytest
-from conftest import ABUSE, SMALL_BENCHMARK
-from test_serving import serving
+from helpers import ABUSE, SMALL_BENCHMARK
+from support.serving import serving
 from typer.testing import CliRunner
 
 from vadscene.annotate.urls import filmstrip_url

@@ -19,7 +19,7 @@ from helpers import (
     result_or_clean_error,
     write_video,
 )
-from support.reliability import (
+from support.clips import (
     audio_only_file,
     corrupt_video,
     cut_short,

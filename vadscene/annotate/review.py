@@ -21,10 +21,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from vadscene.annotate.consensus import HUMAN_SOURCES, resolve_assignment
+from vadscene.annotate.consensus import HUMAN_SOURCES, Dispute, disputes, resolve_assignment
 from vadscene.core.catalogue import AMBIGUOUS, Factor
 from vadscene.core.errors import CatalogueError
-from vadscene.core.records import AUTO_ANNOTATOR, FactorDecision
+from vadscene.core.records import AUTO_ANNOTATOR, DecisionSource, FactorDecision
 from vadscene.store.database import AnnotationStore, Decision
 from vadscene.store.workspace import Workspace
 
@@ -38,7 +38,7 @@ FILTERS: dict[str, str] = {
 """Filter key (a boolean column of :func:`review_table`) → label shown on the page."""
 
 _KEY = ["video", "factor"]
-_Shape = tuple[tuple[str, str, str, int], ...]
+_Shape = tuple[tuple[str, DecisionSource, str, int], ...]
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Origin of the stand-in decision times of a shape (see :func:`_resolved_values`)."""
 
@@ -53,31 +53,26 @@ def review_table(
 
     Columns: ``video``, ``category``, one column per catalogue factor holding the value a
     consensus release publishes ("" without a decision; the votes, e.g. "ana: few · bo: many",
-    for a disagreement nobody has adjudicated — see :attr:`Dispute.text`), then the boolean
-    :data:`FILTERS` columns and ``annotators``:
+    for a disagreement nobody has adjudicated — see
+    :attr:`~vadscene.annotate.consensus.Dispute.text`), then the boolean :data:`FILTERS`
+    columns and ``annotators``:
 
     - ``incomplete``: some manual factor has no current (non-cleared) decision by anyone;
     - ``ambiguous``: some factor resolved to "ambiguous";
     - ``flagged``: some annotator's current flag on the video is set;
     - ``manual_vs_auto``: a person's value on an auto factor (an override, or a consensus)
       differs from the current auto pole;
-    - ``disagree``: some factor of the video is in :func:`disputes` — also when a consensus
-      decision has since settled it, so adjudicated videos stay findable;
+    - ``disagree``: some factor of the video is in
+      :func:`~vadscene.annotate.consensus.disputes` — also when a consensus decision has since
+      settled it, so adjudicated videos stay findable;
     - ``annotators``: the people with a current decision or mark on the video, comma-joined
       (the same names a release lists for it).
 
-
     Everything comes from one
-        :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read (or ``decisions``,
-    that read already made: the Review page shares one among the table and
-    both agreement views) and one marks read, never per-video queries. Measured once by hand
-    on a generated store of 2,000 videos × 12 factors (45,691 current decisions: two
-    annotators on every manual factor, a third on 10 %, auto poles, overrides, consensus,
-    flags) on a 2-core machine shared with other work: 0.51-0.62 s (median of 11 runs; best
-    0.52 s), about 0.25 s of it the store read itself. Resolving every (video, factor)
-    separately instead of once per decision pattern (see :func:`_resolved_values`) took
-    0.78 s. Deriving the disputes and their vote texts added 16-18 % (bench/app_bench.py's
-    store, old and new code timed in the same run).
+    :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read (or ``decisions``,
+    that read already made: the Review page shares one among the table and both agreement
+    views) and one marks read, never per-video queries; values are resolved once per decision
+    pattern (see :func:`_resolved_values`), not once per (video, factor).
     """
     catalogue = workspace.catalogue
     keys = list(catalogue.keys)
@@ -135,53 +130,6 @@ def review_table(
     return table.reset_index()
 
 
-@dataclass(frozen=True)
-class Dispute:
-    """Human annotators' differing current values on one (video, factor).
-
-    ``votes`` holds every human annotator's (name, value), sorted by name — also those who
-    agree with someone — so the page can show who voted what.
-    """
-
-    video: str
-    factor: str
-    votes: tuple[tuple[str, str], ...]
-
-    @property
-    def text(self) -> str:
-        """The votes as a person reads them in a table cell: "ana: few · bo: many"."""
-        return " · ".join(f"{annotator}: {value}" for annotator, value in self.votes)
-
-    def voters(self, value: str) -> tuple[str, ...]:
-        """The annotators who voted ``value``, by name (empty when nobody did)."""
-        return tuple(annotator for annotator, vote in self.votes if vote == value)
-
-
-def disputes(decisions: Iterable[Decision]) -> dict[tuple[str, str], Dispute]:
-    """(video, factor) → :class:`Dispute` wherever human annotators
-    disagree.
-
-    ``decisions`` are current decisions
-        (:meth:`~vadscene.store.database.AnnotationStore.current_decisions`, for the whole store or
-    one video). Annotators disagree on a (video, factor) when their
-    current manual or override values (cleared ones left out) are not all equal. Auto poles
-    and consensus decisions are not votes; a consensus settles the value a release publishes
-    but does not end the dispute, so adjudicated videos stay findable.
-
-    This is the one definition of "annotators disagree": the Review table's cells and filter
-    and the Review page's adjudication all use it.
-    """
-    votes: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for d in decisions:
-        if d.value is not None and d.source in HUMAN_SOURCES:
-            votes.setdefault((d.video_id, d.factor), []).append((d.annotator, d.value))
-    return {
-        key: Dispute(video=key[0], factor=key[1], votes=tuple(sorted(cast)))
-        for key, cast in votes.items()
-        if len({value for _, value in cast}) > 1
-    }
-
-
 def annotate_url(video_id: str, annotator: str = "") -> str:
     """The app-relative link that opens ``video_id`` on the Annotate page, as ``annotator``.
 
@@ -216,12 +164,12 @@ def _resolved_values(
     rule's None, which only a pair of ``disputed`` can give — holds its votes' text.
 
     Building a :class:`~vadscene.core.records.FactorDecision` per decision and calling
-    :func:`~vadscene.annotate.consensus.resolve_assignment` per pair cost more than everything else
-    together, so each pair is reduced to its *shape* — the (annotator, source, value) of its
-    decisions with each decision time replaced by its rank in the pair — and resolved once per
-    distinct shape (976 on the 2,000-video store timed in :func:`review_table`). This relies on
-    the rule using decision times only to order decisions (the latest consensus wins), which
-    the tests check by comparing with :func:`~vadscene.release.releases.build_release`.
+    :func:`~vadscene.annotate.consensus.resolve_assignment` per pair would dominate the cost,
+    so each pair is reduced to its *shape* — the (annotator, source, value) of its decisions
+    with each decision time replaced by its rank in the pair — and resolved once per distinct
+    shape, of which a store has far fewer than pairs. This relies on the rule using decision
+    times only to order decisions (the latest consensus wins), which the tests check by
+    comparing with :func:`~vadscene.release.releases.build_release`.
     """
     groups: dict[tuple[str, str], list[Decision]] = {}
     for d in decisions:
@@ -248,12 +196,16 @@ def _resolved_values(
 
 
 def _shape(group: Sequence[Decision]) -> _Shape:
-    """(annotator, source, value, rank of decision time) per decision, sorted by annotator."""
+    """(annotator, source, value, rank of decision time) per decision, sorted by annotator;
+    the decisions hold values (cleared ones are left out before)."""
     times = [datetime.fromisoformat(d.decided_at) for d in group]
     rank = {t: i for i, t in enumerate(sorted(set(times)))}
-    return tuple(
-        sorted((d.annotator, d.source, d.value, rank[t]) for d, t in zip(group, times, strict=True))
-    )
+    shape = []
+    for d, t in zip(group, times, strict=True):
+        if d.value is None:
+            raise ValueError(f"decision {d.decision_id} clears its factor and has no shape")
+        shape.append((d.annotator, d.source, d.value, rank[t]))
+    return tuple(sorted(shape))
 
 
 def _differs_from_auto(decided: pd.DataFrame) -> pd.Series:
@@ -463,7 +415,7 @@ def auto_agreement(
     return results
 
 
-def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
+def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.LayerChart | None:
     """Pairwise Cohen's κ as a factors × annotator-pairs heatmap, each cell "κ / n videos".
 
     One grid instead of one small annotator × annotator matrix per factor: the same numbers,
@@ -506,7 +458,8 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
         text="label:N",
         color=alt.condition("abs(datum.kappa) > 0.6", alt.value("white"), alt.value("#212121")),
     )
-    return (
+    # altair leaves configure_* unannotated; the chart it returns is the layer chart.
+    chart: alt.LayerChart = (
         alt.layer(cells, text)
         .properties(
             # Room for "name – name" labels, narrower as pairs multiply (tooltips keep them).
@@ -523,6 +476,7 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.Chart | None:
         .configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=320)
         .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
     )
+    return chart
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:

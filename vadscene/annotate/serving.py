@@ -42,9 +42,8 @@ because the workspace is an annotator's, not something a shared proxy should kee
 
 MEDIA_TYPES = {".mp4": "video/mp4", ".webm": "video/webm"}
 """Content type by suffix of every file :func:`~vadscene.video.proxies.playable_path` can return:
-the
-containers of :data:`~vadscene.video.proxies.BROWSER_PLAYABLE` (a test keeps the two in step), and
-proxies are MP4."""
+the containers of :data:`~vadscene.video.proxies.BROWSER_PLAYABLE` (a test keeps the two in
+step), and proxies are MP4."""
 
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from vadscene.annotate.review import disputes
+from vadscene.annotate.consensus import disputes
 from vadscene.core.catalogue import AMBIGUOUS, Factor
 from vadscene.core.errors import StoreError, VadsceneError
 from vadscene.core.records import AUTO_ANNOTATOR
@@ -105,10 +105,9 @@ def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, Queue
     """The annotator's videos in working order (by id) with where each stands for them.
 
     ``flagged``: they flagged it. ``incomplete``: a manual factor is undecided. ``disagreement``:
-    complete, and they vote in a dispute on some factor (:func:`vadscene.annotate.review.disputes`,
-    the
-    one definition of annotators disagreeing: auto poles and consensus decisions are not
-    votes). ``complete`` otherwise.
+    complete, and they vote in a dispute on some factor
+    (:func:`vadscene.annotate.consensus.disputes`, the one definition of annotators
+    disagreeing: auto poles and consensus decisions are not votes). ``complete`` otherwise.
     """
     decisions = store.current_decisions()
     mine = _values_of(decisions, annotator)
@@ -230,7 +229,8 @@ class AnnotatorQueue:
         or None when none is left. Flagged videos are set aside, so they are skipped."""
         remaining = [video for video, status in self.statuses.items() if status == "incomplete"]
         later = [video for video in remaining if after is None or video > after]
-        return (later or remaining or [None])[0]
+        candidates = later or remaining
+        return candidates[0] if candidates else None
 
 
 def pending_events(events: object) -> list[dict]:

@@ -165,8 +165,8 @@ def plan_splices(
                             video, start * step_frames, start * step_frames + context, role, None
                         )
                     )
-                target = Segment(*span_a, "A", a)
-                competitor = Segment(*span_b, "B", b)
+                target = Segment(span_a[0], span_a[1], span_a[2], "A", a)
+                competitor = Segment(span_b[0], span_b[1], span_b[2], "B", b)
                 for order, (first, second) in (
                     ("AB", (target, competitor)),
                     ("BA", (competitor, target)),
@@ -291,7 +291,7 @@ def _frames(path: Path, segment: Segment, size: tuple[int, int]) -> list[np.ndar
 
 
 def _rgb(frame: av.VideoFrame, size: tuple[int, int]) -> np.ndarray:
-    image = frame.to_ndarray(format="rgb24")
+    image: np.ndarray = frame.to_ndarray(format="rgb24")
     if image.shape[1::-1] != size:
         image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     return image

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,18 +73,19 @@ def require_finite(values: np.ndarray, where: str, unit: str = "frame", scope: s
 
 def binary_labels(values: Any, where: str) -> np.ndarray:
     """Bool labels from 0/1 values (bool, integer or float); anything else is an error."""
-    values = np.asarray(values)
-    if values.dtype == bool:
-        return values
-    if values.dtype.kind not in "iuf":
-        raise AuditInputError(f"{where}: labels must be 0/1, got values of type {values.dtype}")
-    bad = np.flatnonzero((values != 0) & (values != 1))
+    array = np.asarray(values)
+    if array.dtype == bool:
+        return array
+    if array.dtype.kind not in "iuf":
+        raise AuditInputError(f"{where}: labels must be 0/1, got values of type {array.dtype}")
+    bad = np.flatnonzero((array != 0) & (array != 1))
     if bad.size:
         raise AuditInputError(
-            f"{where}: labels must be 0/1, got {values.flat[bad[0]].item()} at frame {bad[0]} "
+            f"{where}: labels must be 0/1, got {array.flat[bad[0]].item()} at frame {bad[0]} "
             f"({bad.size} such frames)"
         )
-    return values == 1
+    labels: np.ndarray = array == 1
+    return labels
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -158,8 +160,7 @@ class GroundTruth:
                 f"{int(np.diff(self.offsets)[empty[0]])} frames; every video needs at least one"
             )
         if len(set(self.video_ids)) != v:
-            seen: set[str] = set()
-            duplicates = sorted({i for i in self.video_ids if i in seen or seen.add(i)})
+            duplicates = sorted(i for i, n in Counter(self.video_ids).items() if n > 1)
             raise AuditInputError(f"{self.source}: duplicate video ids {duplicates[:10]}")
         if self.offsets[0] != 0 or self.offsets[-1] != self.labels.shape[0]:
             raise AuditInputError(

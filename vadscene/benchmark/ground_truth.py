@@ -62,7 +62,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -82,7 +82,8 @@ from vadscene.benchmark.video_lists import (
 from vadscene.core import jsonio
 from vadscene.core.errors import parse_failure
 
-GROUND_TRUTH_FORMATS = ("ucf-crime", "npy-folder", "json", "table")
+GroundTruthFormat = Literal["ucf-crime", "npy-folder", "json", "table"]
+GROUND_TRUTH_FORMATS: tuple[GroundTruthFormat, ...] = get_args(GroundTruthFormat)
 END_OVERRUN_TOLERANCE = 16
 """Frames an interval end may overrun the video's frame count before it is an error."""
 ANOMALY_CATEGORY = "Anomaly"
@@ -274,15 +275,16 @@ def _read_annotation(
                 f"{path}: the annotation has a frame-count column; do not also pass frame_counts"
             )
         videos = [line.video for line in lines]
-        counts = {line.video: line.frames for line in lines}
+        # one layout throughout: every line has the frame-count column
+        counts = {line.video: line.frames for line in lines if line.frames is not None}
         conventions["frame_counts"] = "column"
     else:
-        if frame_counts is None and registry_counts is None:
-            raise AuditInputError(
-                f"{path}: the annotation has no frame-count column; pass frame_counts "
-                "(a counts file or a mapping video → frames)"
-            )
         if frame_counts is None:
+            if registry_counts is None:
+                raise AuditInputError(
+                    f"{path}: the annotation has no frame-count column; pass frame_counts "
+                    "(a counts file or a mapping video → frames)"
+                )
             given = _checked_mapping(registry_counts)
             conventions["frame_counts"] = "workspace registry (probed videos)"
         elif isinstance(frame_counts, str | Path):
@@ -319,28 +321,29 @@ def _read_annotation(
         n = counts[video]
         video_labels = np.zeros(n, dtype=bool)
         line = by_video.get(video)
-        for start, end in line.intervals if line else []:
-            stop = end + 1 if interval_end == "inclusive" else end
-            where = (
-                f"{path}:{line.number}: video {video}: interval [{start}, {end}] "
-                f"({interval_end} end)"
-            )
-            if start >= n:
-                raise AuditInputError(
-                    f"{where} starts at or after the video's end: the video has {n} frames "
-                    f"(0..{n - 1}; frame count from {conventions['frame_counts']})"
+        if line is not None:  # a video only in the frame counts is all-normal
+            for start, end in line.intervals:
+                stop = end + 1 if interval_end == "inclusive" else end
+                where = (
+                    f"{path}:{line.number}: video {video}: interval [{start}, {end}] "
+                    f"({interval_end} end)"
                 )
-            if stop > n:
-                if stop - n > END_OVERRUN_TOLERANCE:
+                if start >= n:
                     raise AuditInputError(
-                        f"{where} ends past the video's end: the video has {n} frames "
-                        f"(0..{n - 1}), so the end may be at most "
-                        f"{n if interval_end == 'exclusive' else n - 1} (overrun "
-                        f"{stop - n} > tolerance {END_OVERRUN_TOLERANCE}; frame count from "
-                        f"{conventions['frame_counts']})"
+                        f"{where} starts at or after the video's end: the video has {n} frames "
+                        f"(0..{n - 1}; frame count from {conventions['frame_counts']})"
                     )
-                clipped.append(f"{video} [{start}, {end}] n={n}")
-            video_labels[start:stop] = True
+                if stop > n:
+                    if stop - n > END_OVERRUN_TOLERANCE:
+                        raise AuditInputError(
+                            f"{where} ends past the video's end: the video has {n} frames "
+                            f"(0..{n - 1}), so the end may be at most "
+                            f"{n if interval_end == 'exclusive' else n - 1} (overrun "
+                            f"{stop - n} > tolerance {END_OVERRUN_TOLERANCE}; frame count from "
+                            f"{conventions['frame_counts']})"
+                        )
+                    clipped.append(f"{video} [{start}, {end}] n={n}")
+                video_labels[start:stop] = True
         labels.append(video_labels)
     if clipped:
         conventions["clipped_intervals"] = (
@@ -407,7 +410,7 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
                 )
             intervals.append((start, end))
         if video in seen:
-            first, spelling = seen[video]
+            first_number, spelling = seen[video]
             spellings = (
                 ": the two names are one id (ids drop folders, extensions and a trailing __N "
                 "crop index)"
@@ -416,7 +419,7 @@ def _parse_annotation_lines(path: Path) -> list[_Line]:
             )
             raise AuditInputError(
                 f"{path}:{number}: the video of this line is listed twice (first on line "
-                f"{first}){spellings}; expected each video once, under distinct names"
+                f"{first_number}){spellings}; expected each video once, under distinct names"
             )
         seen[video] = number, tokens[0]
         parsed.append(_Line(number, video, frames, category, intervals))
@@ -436,11 +439,11 @@ def _match_counts(
     key_of: dict[str, str] = {}
     missing: list[str] = []
     for video in annotated:
-        key = video if video in counts else by_short.get(ucf_short_name(video))
-        if key is None:
+        match = video if video in counts else by_short.get(ucf_short_name(video))
+        if match is None:
             missing.append(video)
         else:
-            key_of[video] = key
+            key_of[video] = match
     if missing:
         raise AuditInputError(
             f"{path}: {len(missing)} annotated videos have no frame count (looked up by id "

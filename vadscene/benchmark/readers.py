@@ -37,9 +37,9 @@ def load_npy(file: Path) -> np.ndarray:
     """A numeric array saved by ``numpy.save`` (read-only when read by the fast path).
 
     Score and feature folders hold one small file per video (UCF-Crime: 290 per model), and
-    ``np.load`` parses each header with ``ast.literal_eval``: 0.1 ms a file, 0.5 s of a
-    16-model audit. The header numpy writes for a plain array is read here with one pattern
-    and the data mapped with ``np.frombuffer``; any other file goes to ``np.load``.
+    ``np.load`` parses each header with ``ast.literal_eval``. The header numpy writes for a
+    plain array is read here with one pattern and the data mapped with ``np.frombuffer``; any
+    other file goes to ``np.load``.
     """
     try:
         data = file.read_bytes()
@@ -54,12 +54,13 @@ def load_npy(file: Path) -> np.ndarray:
             if len(data) - start == dtype.itemsize * math.prod(shape):
                 return np.frombuffer(data, dtype, offset=start).reshape(shape)
     try:
-        return np.load(io.BytesIO(data), allow_pickle=False)
+        array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise AuditInputError(
             f"{file}: cannot read as a numeric .npy array ({type(exc).__name__}); expected a "
             "file written by numpy.save"
         ) from None
+    return array
 
 
 def read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
@@ -108,17 +109,18 @@ def group_rows(
             "crop index); one row per video and frame is expected (average the crops first)"
         )
     codes, videos = raw_codes, raw_ids.to_numpy()
+    index: np.ndarray | None = None
     if indexed_by is None:
         order = np.argsort(codes, kind="stable")
     else:
-        index = table[indexed_by]
-        if not pd.api.types.is_integer_dtype(index):
+        column = table[indexed_by]
+        if not pd.api.types.is_integer_dtype(column):
             raise AuditInputError(f"{path}: column {indexed_by} must hold integers (0-based)")
-        index = index.to_numpy()
+        index = column.to_numpy()
         order = np.lexsort((index, codes))
     counts = np.bincount(codes, minlength=len(videos))
     starts = np.concatenate([[0], np.cumsum(counts)])
-    if indexed_by is not None:
+    if index is not None:
         expected = np.arange(len(order)) - np.repeat(starts[:-1], counts)
         wrong = np.flatnonzero(index[order] != expected)
         if wrong.size:

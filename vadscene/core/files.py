@@ -208,7 +208,8 @@ def _output_error(target: Path, exc: OSError) -> OutputError:
         return OutputError(f"{target}: the disk is full; nothing was written — free some space")
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return OutputError(
-            f"{target}: cannot write there ({exc.strerror.lower()}); nothing was written"
+            f"{target}: cannot write there ({str(exc.strerror or exc).lower()}); nothing was "
+            "written"
         )
     if exc.errno == errno.ENOENT:
         return OutputError(f"{target}: folder {target.parent} does not exist")

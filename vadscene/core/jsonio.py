@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import json.scanner
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -57,6 +58,10 @@ class _LocatingDecoder(json.JSONDecoder):
     the pure-Python scanner calls the wrapper, so it is used only once a duplicate is known.
     """
 
+    # set by JSONDecoder.__init__; the stub does not declare them
+    parse_object: Callable[..., Any]
+    scan_once: Callable[[str, int], tuple[Any, int]]
+
     def __init__(self) -> None:
         super().__init__(object_pairs_hook=_unique_keys)
         parse = self.parse_object
@@ -73,7 +78,8 @@ class _LocatingDecoder(json.JSONDecoder):
                 raise DuplicateKeyError(exc.key, exc.keys, line, column) from None
 
         self.parse_object = parse_located
-        self.scan_once = json.scanner.py_make_scanner(self)
+        # the pure-Python scanner (the C one never calls parse_located); typeshed omits it
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -81,8 +87,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(result) < len(pairs):
         keys = [key for key, _ in pairs]
         seen: set[str] = set()
-        duplicate = next(key for key in keys if key in seen or seen.add(key))
-        raise DuplicateKeyError(duplicate, keys)
+        for key in keys:
+            if key in seen:
+                raise DuplicateKeyError(key, keys)
+            seen.add(key)
     return result
 
 

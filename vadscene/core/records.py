@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from vadscene.core.catalogue import Catalogue
+from vadscene.core.catalogue import Catalogue, ThresholdRule
 
 RELEASE_SCHEMA_VERSION = 1
 
@@ -124,7 +124,7 @@ class AutoThreshold(BaseModel):
 
     factor: str = Field(description="Factor key.")
     statistic: str = Field(description="Measured statistic the rule applies to.")
-    rule: Literal["median", "terciles", "explicit"] = Field(description="Threshold rule.")
+    rule: ThresholdRule = Field(description="Threshold rule.")
     thresholds: tuple[float, ...] = Field(description="Threshold values the rule gave.")
     set_at: AwareDatetime = Field(description="When the rule was applied (UTC).")
 

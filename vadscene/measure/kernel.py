@@ -13,11 +13,10 @@ statistics"):
 It replaces four OpenCV passes (``Laplacian`` to a ``CV_16S`` temporary, ``norm(L2SQR)``,
 ``sumElems``, ``norm(L1)`` per plane) with one pass and no temporary; the results are equal
 bit for bit (the tests compare them on odd sizes, padded rows and 1×N / N×1 planes), and the
-OpenCV functions in :mod:`vadscene.measure.statistics` remain the reference and serve planes deeper
-than
-8 bits. Compiled code is cached on disk (``cache=True``), so pool workers load it instead of
-compiling it on every start; numba falls back to a per-user cache directory when the package
-directory is read-only.
+OpenCV functions in :mod:`vadscene.measure.statistics` remain the reference and serve planes
+deeper than 8 bits. Compiled code is cached on disk (``cache=True``), so pool workers load it
+instead of compiling it on every start; numba falls back to a per-user cache directory when the
+package directory is read-only.
 """
 
 from __future__ import annotations
@@ -35,9 +34,9 @@ _BLOCK = 2048
 
 
 @njit(cache=True, nogil=True)
-def _offset_from(rows, width, neutral):  # type: ignore[no-untyped-def]
+def _offset_from(rows: np.ndarray, width: int, neutral: int) -> np.int64:
     """Σ|rows - neutral| over the first ``width`` columns of every row."""
-    total = 0
+    total = np.int64(0)
     centre = np.uint8(neutral)
     for i in range(rows.shape[0]):
         row = rows[i]
@@ -50,9 +49,18 @@ def _offset_from(rows, width, neutral):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def fused_kernel(luma, width, previous, chroma_u, chroma_v, chroma_width, neutral):  # type: ignore[no-untyped-def]
+def fused_kernel(
+    luma: np.ndarray,
+    width: int,
+    previous: np.ndarray,
+    chroma_u: np.ndarray,
+    chroma_v: np.ndarray,
+    chroma_width: int,
+    neutral: int,
+) -> tuple[np.int64, np.int64, np.int64, np.int64, np.int64]:
     """The compiled kernel behind :func:`fused_sums`, without its argument checks (the caller
     passes planes it built itself, as :mod:`vadscene.measure.statistics` does for every frame).
+    Called from Python, it returns the ``int64`` sums as Python ints.
 
     One function body on purpose: LLVM vectorises these loops only when the Laplacian buffer is
     visibly local (a buffer passed to a helper might alias the planes).
@@ -60,9 +68,9 @@ def fused_kernel(luma, width, previous, chroma_u, chroma_v, chroma_width, neutra
     height = luma.shape[0]
     laplacian = np.empty(width, dtype=np.int16)  # L along the current row: |L| <= 1020
     last = width - 1
-    laplacian_sum = 0
-    laplacian_squares = 0
-    difference = 0
+    laplacian_sum = np.int64(0)
+    laplacian_squares = np.int64(0)
+    difference = np.int64(0)
     for i in range(height):
         above = luma[i - 1] if i > 0 else luma[min(1, height - 1)]
         below = luma[i + 1] if i < height - 1 else luma[max(height - 2, 0)]
@@ -143,5 +151,7 @@ def fused_sums(
         raise ValueError(f"previous has shape {previous.shape}, luma {luma.shape}")
     if chroma[0].shape != chroma[1].shape or chroma_width > chroma[0].shape[1]:
         raise ValueError(f"chroma planes {chroma[0].shape} {chroma[1].shape}, width {chroma_width}")
-    sums = fused_kernel(luma, width, previous, chroma[0], chroma[1], chroma_width, neutral)
-    return tuple(int(total) for total in sums)  # type: ignore[return-value]
+    laplacian_sum, laplacian_squares, difference, offset_u, offset_v = fused_kernel(
+        luma, width, previous, chroma[0], chroma[1], chroma_width, neutral
+    )
+    return int(laplacian_sum), int(laplacian_squares), int(difference), int(offset_u), int(offset_v)

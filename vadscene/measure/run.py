@@ -1,10 +1,9 @@
 """Measuring a whole workspace: cached, resumable, parallel (processes or Dask), fault-tolerant.
 
-Each video is measured by :func:`vadscene.measure.statistics.measure_video` in a worker; the main
-process
-is the only writer and commits every video's statistics as soon as they arrive, so an
-interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A result is
-reused when its parameters — statistic version, decoder versions, stride, content
+Each video is measured by :func:`vadscene.measure.statistics.measure_video` in a worker; the
+main process is the only writer and commits every video's statistics as soon as they arrive,
+so an interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A
+result is reused when its parameters — statistic version, decoder versions, stride, content
 fingerprint, a digest of the normal-frame mask — equal the current ones. Failures (corrupt,
 truncated, zero-frame, non-video, vanished files) are recorded per video with their reason and
 never stop the run.
@@ -80,7 +79,7 @@ def measurement_params(
     The measurement parameters (statistic version, decoder and its library versions,
     stride), the content fingerprint, and which frames count as normal: ``"whole video"``
     without ground truth, else a digest of the mask itself, so editing an interval
-    re-measures the video (naming only "ground truth" kept stale motion after an edit).
+    re-measures the video.
     """
     return {
         **params.as_dict(),
@@ -100,14 +99,14 @@ def mask_digest(normal_mask: np.ndarray) -> str:
 
 def _normal_masks(workspace: Workspace) -> dict[str, np.ndarray]:
     """Per-video True-for-normal frame masks from the workspace's temporal ground truth."""
-    reference = workspace.config.ground_truth
-    if reference is None:
+    reference, path = workspace.config.ground_truth, workspace.ground_truth_path
+    if reference is None or path is None:
         return {}
     from vadscene.benchmark.ground_truth import load_ground_truth
 
     counts = {v.video_id: v.num_frames for v in workspace.store.videos()}
     truth = load_ground_truth(
-        workspace.ground_truth_path,
+        path,
         format=reference.format,
         interval_end=reference.interval_end,
         registry_counts=counts,
@@ -257,8 +256,8 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     Workers are spawned, not forked: a process that has already run OpenCV (the app, a test,
     a notebook) holds OpenCV's worker threads, a forked child inherits its thread pool's
     state without the threads, and its first parallel OpenCV call (or ``setNumThreads``)
-    can hang for ever. Spawning costs ~1 s per worker, once per run. The workers are
-    started (lazily, by ``submit``) from the thread that uses the pool, which outlives it:
+    can hang for ever. Spawning is paid once per worker per run. The workers are started
+    (lazily, by ``submit``) from the thread that uses the pool, which outlives it:
     ``PR_SET_PDEATHSIG`` fires when the *thread* that started a worker ends.
     """
     return ProcessPoolExecutor(

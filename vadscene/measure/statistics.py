@@ -20,8 +20,8 @@ exactly once:
   qualify either).
 * ``chroma`` (hint for the manual factor *color*): mean over frames of
   ``mean|U-128| + mean|V-128|`` over the (subsampled) chroma planes. Grayscale footage encoded
-  as YUV has U = V = 128, so it scores ~0 (a few tenths at most, from encoder noise); colour
-  footage scores several units (the real colour clips: 8-17).
+  as YUV has U = V = 128, so it scores ~0 (encoder noise adds a few tenths at most); colour
+  footage scores several units.
 
 One scale. The planes are measured as coded and the sums mapped exactly onto 8-bit full
 range, so the same picture scores the same in every pixel format (within rounding; the tests
@@ -32,85 +32,40 @@ default of H.264, HEVC and MPEG video, and how an unflagged stream is read) is s
 needs no mapping at 8 bits. Deeper video (9-16 bits) is measured on its native ``uint16``
 plane and scaled by ``2^(bits-8)`` (limited range: 10-bit luma 64-940 is exactly 4 × 16-235)
 or ``255 / (2^bits - 1)`` (full range), squared for sharpness; converting it to 8 bits first
-would let swscale's dithering add fine noise that the Laplacian reads as detail (a blurred
-10-bit clip scored 1.8× its 8-bit twin). Formats that are not planar YUV or gray (NV12,
-P010, RGB codecs) are converted to full-range 8-bit yuv420p first. Before measurement
-version 2 the statistics were on the coded values, so full-range MJPEG scored 1.35× the same
-picture in limited-range H.264 and a benchmark's median split partly measured pixel format.
+would let swscale's dithering add fine noise that the Laplacian reads as detail. Formats that
+are not planar YUV or gray (NV12, P010, RGB codecs) are converted to full-range 8-bit yuv420p
+first.
 
 Exactness. Every sum is an exact integer: for 8-bit planes the ksize-1 Laplacian is an
 integer in [-1020, 1020], and the fused kernel (:mod:`vadscene.measure.kernel`, numba) computes
 ``ΣL``, ``ΣL²``, ``Σ|Y_t - Y_{t-1}|`` and the chroma sums in ``int64`` in one pass over the
 frame, with no temporary planes. The OpenCV path (``cv2.Laplacian`` to ``CV_16S``, sums in
 ``int64``, ``cv2.norm(NORM_L1)``) is kept as the reference the kernel is tested against bit for
-bit, and measures planes deeper than 8 bits (``CV_32F`` Laplacian, exact below 2^24). Before
-the kernel, ``ΣL²`` came from ``cv2.norm(NORM_L2SQR)``, which is off by ulps (1019664.9999999999
-for 1019665 on a real frame): harmless for a ranking, but not the exact value. The result equals
-``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests check it).
+bit, and measures planes deeper than 8 bits (``CV_32F`` Laplacian, exact below 2^24). The
+result equals ``cv2.meanStdDev(cv2.Laplacian(Y, cv2.CV_64F))[1]**2`` to ~1e-15 (the tests
+check it).
 
-Decoder choice (measured)
--------------------------
+Decoder
+-------
 PyAV, single-threaded, reading the Y/U/V planes of each decoded frame in place
 (``np.frombuffer(plane)`` viewed as ``(height, line_size)`` rows cut to ``width``: no copy, no
-colour conversion). Cost of getting each frame as a grayscale array, on one core (process
-pinned to one CPU, ``cv2.setNumThreads(1)``, single-threaded decoders), µs per frame;
-"corpus" is ``bench/measure_bench.py``'s 10.7 min of synthetic 320×240 H.264, "UCF" the two
-real 320×240 UCF-Crime clips (452 frames), best of 3 and of 9 passes:
-
-=================================================  ========  ========
-decoder → grayscale frame                           corpus    UCF
-=================================================  ========  ========
-PyAV, Y plane in place (chosen)                     107 µs    136 µs
-PyAV, ``frame.to_ndarray(format="gray")``              —      237 µs
-OpenCV ``read()`` + ``cvtColor(BGR2GRAY)``          153 µs    180 µs
-decord ``get_batch`` (64 sequential) + ``cvtColor``  303 µs    313 µs
-(OpenCV ``grab()``: decoding only, no pixels out)    98 µs    125 µs
-=================================================  ========  ========
-
-OpenCV and decord convert every frame to BGR/RGB with swscale, and we would then throw the
-colour away again (PyAV's ``to_ndarray(format="gray")`` also goes through swscale); the Y
-plane *is* the grayscale frame, so reading it in place costs what decoding costs plus PyAV's
-per-frame Python overhead (~9 µs over OpenCV's bare ``grab()``), and the chroma planes come
-for free. Frame threading (``thread_type="AUTO"``) gains nothing on one core (131 vs 136 µs
-on the UCF clips, within noise) and oversubscribes a process pool, so the decoder runs
-single-threaded: parallelism comes from processes, one video per worker. For the same reason
-each worker process runs OpenCV single-threaded (OpenCV's own thread pool would fight the
-other workers): :mod:`vadscene.measure.run`'s pool workers call ``cv2.setNumThreads(1)``;
-this module leaves that process-global setting alone.
-
-Throughput (``bench/measure_bench.py``, one core of a 2-vCPU AMD EPYC VM). Before the fused
-kernel: ~195× real time per core on the 320×240 corpus, 1.72× an OpenCV ``grab()`` loop and
-~1.55× PyAV luma decoding alone, the ksize-1 Laplacian (~37 µs of ~60 µs of OpenCV analysis
-per frame; OpenCV runs ksize 1 through its generic ``filter2D``) being the cost. With the
-kernel (commit fffd31c, best of 5 passes, the other core busy): 1.27× the luma-decode floor
-(target 1.3×), 1.99× faster end to end than the OpenCV analysis, equal to it bit for bit on
-every clip. What remains is the kernel's one pass (~30 µs per 320×240 frame: its loops keep
-32-bit lanes, see :mod:`vadscene.measure.kernel`) and ~10 µs of per-frame Python (plane
-views, the packet tally, the scale lookup).
+colour conversion). The Y plane *is* the grayscale frame, so nothing is converted to BGR/RGB
+and back (as OpenCV's and decord's readers, and PyAV's ``to_ndarray(format="gray")``, do with
+swscale), and the chroma planes come for free. Parallelism comes from processes, one video
+per worker, so the decoder runs single-threaded, and each worker process runs OpenCV
+single-threaded too (OpenCV's own thread pool would fight the other workers):
+:mod:`vadscene.measure.run`'s pool workers call ``cv2.setNumThreads(1)``; this module leaves
+that process-global setting alone.
 
 Sampling mode
 -------------
 ``MeasureParams(stride=k)`` still decodes every frame (H.264 inter frames cannot be skipped:
 later frames are predicted from them) and still computes motion on every pair, because it is
-cheap (~6 µs) and heavy-tailed: on the real LAVAD clip 1 % of the pairs (cuts, redraws) carry
-much of the mean, and sampling one pair in four moved it by 24 % (varying offsets) to 107 %
-(fixed offsets, locked onto the clip's repeated frames). Only sharpness and
-chroma, the expensive and stable part (~50 µs), are computed on one frame per block of ``k``,
-at an offset that follows a golden-ratio sequence rather than a fixed phase, so the samples
-cannot lock onto a periodic pattern such as the encoder's B-frame cadence (B-frames are coded
-coarser, hence blurrier). Measured, stride 4, with the OpenCV analysis: 1.29× the
-exhaustive speed on the corpus, 1.22× on the UCF clips; with the fused kernel only 1.04×
-(the analysis is one cheap pass, and decoding every frame remains); motion is identical,
-and over the corpus the per-video sharpness and chroma rank with Spearman ρ = 1.0000
-against exhaustive (largest relative difference 1.1 % and 0.08 %; the corpus clips differ
-widely, so the relative differences say more than ρ about a benchmark whose videos are
-alike). It is not the default: exhaustive is
-the definition, and the gain is modest.
-
-Keyframe-only decoding (``skip_frame="NONKEY"``) would be far faster but was rejected: it
-yields no consecutive pairs (no motion), UCF-Crime clips have a keyframe only every 250 frames
-(1-2 per clip), and intra frames are coded at a different quality from the frames between
-them, which biases sharpness.
+cheap and heavy-tailed: a few pairs (cuts, redraws) can carry much of the mean. Only
+sharpness and chroma, the expensive and stable part, are computed on one frame per block of
+``k``, at an offset that follows a golden-ratio sequence rather than a fixed phase, so the
+samples cannot lock onto a periodic pattern such as the encoder's B-frame cadence (B-frames
+are coded coarser, hence blurrier). It is not the default: exhaustive is the definition.
 
 Faults
 ------
@@ -124,8 +79,7 @@ with a reason naming the problem: ``"file not found"``, ``"not a regular file"``
 that decodes some frames and then fails, or delivers fewer frames than its container declares,
 than the demuxer delivered packets, or than the probe registered, is an error, not a partial
 measurement: the missing frames would be absent from the means without anyone noticing, and
-the ground-truth mask would no longer line up with what was measured (a truncated AVI was
-once measured on 154 of its 341 frames with exit code 0). ``allow_partial=True``
+the ground-truth mask would no longer line up with what was measured. ``allow_partial=True``
 (``vadscene measure --allow-partial``) opts into measuring what decodes, with ``frames_read``
 recorded. Limitation: Matroska, WebM and MPEG-TS declare no frame count, so a file of theirs
 cut on a packet boundary still looks like a shorter video.
@@ -410,7 +364,7 @@ def _planes(frame: av.VideoFrame) -> tuple[list[_Plane], _Scale]:
     Natively read formats are not copied or converted; higher bit depths stay on their
     native ``uint16`` plane rather than going through swscale, which would dither them to 8
     bits and add fine noise the Laplacian responds to. (Called for every frame, hence the
-    module-level constants: each lookup saved is a few per cent of the loop.)
+    module-level constants.)
     """
     scale = _scale_of(frame.format.name, frame.color_range == _FULL_RANGE)
     if scale is None:
@@ -422,13 +376,13 @@ def _planes(frame: av.VideoFrame) -> tuple[list[_Plane], _Scale]:
         )
         scale = _CONVERTED
     dtype = _UINT8 if scale.bits == 8 else _UINT16
-    return [
-        _Plane(
-            np.ndarray((plane.height, plane.line_size // dtype.itemsize), dtype, plane),
-            plane.width,
-        )
-        for plane in frame.planes[:3]
-    ], scale
+    # numpy's stub lists a few buffer types, but any object exporting the buffer protocol
+    # works, as a PyAV plane does (av.buffer.Buffer.__buffer__).
+    planes = [
+        _Plane(np.ndarray((p.height, p.line_size // dtype.itemsize), dtype, p), p.width)  # type: ignore[arg-type]
+        for p in frame.planes[:3]
+    ]
+    return planes, scale
 
 
 @lru_cache(maxsize=8)
@@ -444,8 +398,7 @@ def _laplacian_variance(luma: np.ndarray) -> float:
 
     8-bit planes use a ``CV_16S`` Laplacian (an integer in [-1020, 1020]); deeper planes a
     ``CV_32F`` one, which still holds every value exactly (|L| <= 4 * 65535 < 2^24). The sums
-    are taken in ``int64``: ``cv2.norm(NORM_L2SQR)`` is not exact (1019664.9999999999 for a
-    ``ΣL²`` of 1019665 on a real frame), ``cv2.sumElems`` is.
+    are taken in ``int64``, because ``cv2.norm(NORM_L2SQR)`` rounds.
     """
     lap = cv2.Laplacian(luma, cv2.CV_16S if luma.dtype == np.uint8 else cv2.CV_32F)
     values = lap.astype(np.int64).ravel()
@@ -501,11 +454,11 @@ def _frame_statistics(
     )
     mean = laplacian_sum / pixels
     chroma_pixels = u.shape[0] * chroma_width
-    offsets = (offset_u / chroma_pixels, offset_v / chroma_pixels) if chroma_width else ()
+    chroma_terms = (offset_u / chroma_pixels, offset_v / chroma_pixels) if chroma_width else ()
     return (
         (laplacian_squares / pixels - mean * mean) * scale.luma**2,
         None if previous is None else difference_sum / pixels * scale.luma,
-        sum(offsets, 0.0) * scale.chroma,
+        sum(chroma_terms, 0.0) * scale.chroma,
     )
 
 
@@ -569,17 +522,20 @@ def _scan(path: Path, stride: int, allow_partial: bool) -> _Scan:
                 for frame in packet.decode():
                     planes, scale = _planes(frame)
                     luma = planes[0]
-                    comparable = prev is not None and (
-                        prev[0].rows.shape == luma.rows.shape
+                    comparable = (
+                        prev[0]
+                        if prev is not None
+                        and prev[0].rows.shape == luma.rows.shape
                         and prev[0].width == luma.width
                         and prev[1] is scale  # scales are shared instances (lru_cache)
+                        else None
                     )
                     sharp, difference, colour = _frame_statistics(
-                        planes, scale, prev[0] if comparable else None, _is_analysed(t, stride)
+                        planes, scale, comparable, _is_analysed(t, stride)
                     )
                     if prev is not None:
                         motion.append(np.nan if difference is None else difference)
-                    if sharp is not None:
+                    if sharp is not None and colour is not None:  # both or neither
                         sharpness.append(sharp)
                         chroma.append(colour)
                     prev = (luma, scale)

@@ -10,7 +10,8 @@ An auto factor's first value is the pole of high statistics, its second the pole
 
 Quantiles use numpy's default linear interpolation over the measured videos. Poles are
 written to the store as decisions of annotator ``auto`` (source ``auto``) — only where the
-pole changes, so the log records each re-derivation. An annotator's override is a separate
+pole changes, so the log records each re-derivation — in one transaction with the rule, so
+an interrupted run leaves the rule and poles it found. An annotator's override is a separate
 decision that the release prefers, so re-measuring or changing the rule never overwrites it.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vadscene.core.catalogue import AMBIGUOUS, Factor
+from vadscene.core.catalogue import AMBIGUOUS, THRESHOLD_RULES, Factor
 from vadscene.core.errors import StoreError
 from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.store.database import AnnotationStore
@@ -44,7 +45,9 @@ class PoleChanges:
         return {pole: values.count(pole) for pole in dict.fromkeys(values)}
 
 
-def rule_thresholds(values: np.ndarray, rule: str, explicit: tuple[float, ...] = ()) -> tuple:
+def rule_thresholds(
+    values: np.ndarray, rule: str, explicit: tuple[float, ...] = ()
+) -> tuple[float, ...]:
     """The threshold values a rule gives on the measured values."""
     if rule == "median":
         return (float(np.median(values)),)
@@ -59,7 +62,8 @@ def rule_thresholds(values: np.ndarray, rule: str, explicit: tuple[float, ...] =
                 f"rule 'explicit' takes one threshold or two in increasing order, got {explicit}"
             )
         return tuple(float(t) for t in explicit)
-    raise StoreError(f"unknown threshold rule '{rule}' (expected median, terciles or explicit)")
+    expected = f"{', '.join(THRESHOLD_RULES[:-1])} or {THRESHOLD_RULES[-1]}"
+    raise StoreError(f"unknown threshold rule '{rule}' (expected {expected})")
 
 
 def pole_of(value: float, thresholds: tuple[float, ...], factor: Factor) -> str:
@@ -117,16 +121,14 @@ def apply_rule(
     rule: str | None = None,
     explicit: tuple[float, ...] = (),
 ) -> PoleChanges:
-    """Apply a rule: record it and write the auto poles that changed."""
+    """Apply a rule: record it and write the auto poles that changed, all in one transaction."""
     changes = preview_rule(store, factor_key, rule, explicit)
-    for video, _previous, pole in changes.changed:
-        store.record_decision(
-            video,
-            factor_key,
-            pole,
-            annotator=AUTO_ANNOTATOR,
-            source="auto",
-            note=f"{changes.statistic} {changes.rule} {list(changes.thresholds)}",
-        )
-    store.set_threshold(factor_key, changes.statistic, changes.rule, changes.thresholds)
+    store.apply_threshold(
+        factor_key,
+        changes.statistic,
+        changes.rule,
+        changes.thresholds,
+        [(video, pole) for video, _previous, pole in changes.changed],
+        note=f"{changes.statistic} {changes.rule} {list(changes.thresholds)}",
+    )
     return changes

@@ -52,7 +52,7 @@ from vadscene.core.catalogue import AMBIGUOUS, Catalogue
 from vadscene.core.errors import ReleaseError, validation_problems
 from vadscene.core.files import atomic_write
 from vadscene.core.paths import output_folder
-from vadscene.core.records import AUTO_ANNOTATOR, FactorDecision
+from vadscene.core.records import AUTO_ANNOTATOR, DecisionSource, FactorDecision
 from vadscene.store.database import Decision
 from vadscene.store.workspace import Workspace
 
@@ -293,6 +293,7 @@ def import_export(
                     continue  # reported above; keep checking the results
                 key, value = checked
                 replaced: tuple[str | None, float | None] = (None, None)
+                source: DecisionSource
                 if annotation.ground_truth:
                     source = "consensus"
                 elif (video_id, key) in auto_state:

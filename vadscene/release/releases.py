@@ -104,7 +104,14 @@ def build_release(
     for (video_id, who), m in sorted(store.marks().items()):
         if (keep is None or who in keep) and (m["flag"] or m["skip"] or m["note"]):
             marks.setdefault(video_id, []).append(
-                VideoMarks(annotator=who, flagged=m["flag"], skipped=m["skip"], note=m["note"])
+                VideoMarks.model_validate(
+                    {
+                        "annotator": who,
+                        "flagged": m["flag"],
+                        "skipped": m["skip"],
+                        "note": m["note"],
+                    }
+                )
             )
     measurements = store.measurements()
     records = []
@@ -155,25 +162,30 @@ def _finite_thresholds(workspace: Workspace) -> tuple[AutoThreshold, ...]:
                 f"--rule {rule}` (or --rule explicit --value X), then export"
             )
     return tuple(
-        AutoThreshold(factor=f, statistic=s, rule=r, thresholds=tuple(t), set_at=at)
+        AutoThreshold.model_validate(
+            {"factor": f, "statistic": s, "rule": r, "thresholds": tuple(t), "set_at": at}
+        )
         for f, s, r, t, at in stored
     )
 
 
 def _released(d: Decision) -> FactorDecision:
-    return FactorDecision(
-        annotator=d.annotator,
-        value=d.value,
-        source=d.source,
-        decided_at=d.decided_at,
-        note=d.note,
-        replaced_auto_value=d.replaced_auto_value,
-        replaced_measurement=d.replaced_measurement,
+    """A stored decision as a release record (its time, stored as text, parsed)."""
+    return FactorDecision.model_validate(
+        {
+            "annotator": d.annotator,
+            "value": d.value,
+            "source": d.source,
+            "decided_at": d.decided_at,
+            "note": d.note,
+            "replaced_auto_value": d.replaced_auto_value,
+            "replaced_measurement": d.replaced_measurement,
+        }
     )
 
 
 def _annotators(records: Iterable[VideoRecord]) -> tuple[str, ...]:
-    names = set()
+    names: set[str] = set()
     for record in records:
         names.update(m.annotator for m in record.marks)
         for assignment in record.factors.values():

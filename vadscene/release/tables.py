@@ -74,7 +74,7 @@ def to_dataframe(release: Release, *, form: Literal["long", "wide"] = "long") ->
         raise ValueError(f"form must be 'long' or 'wide', got {form!r}")
     keys = release.catalogue.keys
     statistics = sorted({s for video in release.videos for s in video.measurements})
-    rows = []
+    wide_rows = []
     for video in release.videos:
         row: dict[str, object] = {
             "video_id": video.video_id,
@@ -94,19 +94,22 @@ def to_dataframe(release: Release, *, form: Literal["long", "wide"] = "long") ->
         for statistic in statistics:
             measured = video.measurements.get(statistic)
             row[MEASUREMENT_PREFIX + statistic] = measured.value if measured else None
-        rows.append(row)
+        wide_rows.append(row)
     columns = [
         *METADATA_COLUMNS,
         *keys,
         *(RESOLUTION_PREFIX + k for k in keys),
         *(MEASUREMENT_PREFIX + s for s in statistics),
     ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(wide_rows, columns=columns)
 
 
 def release_csv(release: Release) -> str:
     """The export CSV: :func:`to_dataframe` wide, text cells escaped against formulas."""
-    return to_dataframe(release, form="wide").map(_escape).to_csv(index=False, lineterminator="\n")
+    text: str = (
+        to_dataframe(release, form="wide").map(_escape).to_csv(index=False, lineterminator="\n")
+    )
+    return text
 
 
 def _escape(cell: object) -> object:

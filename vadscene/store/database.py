@@ -1,11 +1,13 @@
-"""The SQLite annotation store — all SQL of vadscene lives here.
+"""The SQLite annotation store — all SQL of vadscene lives here and in
+:mod:`vadscene.store.migrations` (the schema and its upgrades).
 
 Durability is the point of this module: an annotator's decision is committed in its own
-transaction before :meth:`AnnotationStore.record_decision` returns, and nothing is ever updated
-or deleted. Decisions form an append-only log (triggers refuse UPDATE and DELETE); the current
-state is derived from it — the latest row per (video, factor, annotator). Undo appends a row that
-restores the value in force before the undone decision. Per-video flags, skips and notes are an
-append-only log too.
+transaction before :meth:`AnnotationStore.record_decision` returns, a threshold rule in one
+transaction with the auto poles it changed (:meth:`AnnotationStore.apply_threshold`), and
+nothing is ever updated or deleted. Decisions form an append-only log (triggers refuse UPDATE
+and DELETE); the current state is derived from it — the latest row per (video, factor,
+annotator). Undo appends a row that restores the value in force before the undone decision.
+Per-video flags, skips and notes are an append-only log too.
 
 "Current" is the latest ``decided_at`` per (video, factor, annotator), the row id breaking ties
 only: merging a colleague's release, which carries older copies of one's own decisions, never
@@ -26,11 +28,8 @@ read-only (``read_only=True``) never takes a write lock, and works on a read-onl
 Every SQLite failure leaves this module as a :class:`~vadscene.core.errors.StoreError` with a
 one-line message: :class:`~vadscene.core.errors.StoreLockedError`,
 :class:`~vadscene.core.errors.StoreFullError`, :class:`~vadscene.core.errors.StoreReadOnlyError`
-(all
-:class:`~vadscene.core.errors.StoreUnavailableError`: the input was fine, retry later) or
+(all :class:`~vadscene.core.errors.StoreUnavailableError`: the input was fine, retry later) or
 :class:`~vadscene.core.errors.StoreCorruptError`.
-
-The schema is versioned with ``PRAGMA user_version`` and upgraded by :data:`MIGRATIONS`.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -67,151 +66,7 @@ from vadscene.core.records import (
     VideoInfo,
     VideoMarks,
 )
-
-
-def _time_key(column: str) -> str:
-    """SQL for the sort key of a stored time: the instant in UTC, to the microsecond.
-
-    Stored times are ISO 8601 with microseconds and an offset (``…T05:00:00.123456+05:00``).
-    ``datetime()`` converts to UTC but keeps whole seconds; the fraction is the same in every
-    offset, so it is appended from the text. Keys compare as text in time order, so the
-    release's own offsets are kept as written and still order correctly. An offset SQLite
-    cannot read (one with seconds, which Python writes and no benchmark tool does) falls back
-    to the text as written.
-    """
-    fraction = f"substr({column}, 20, 7)"
-    return (
-        f"COALESCE(datetime({column}) || CASE WHEN substr({column}, 20, 1) = '.' "
-        f"THEN {fraction} ELSE '.000000' END, {column})"
-    )
-
-
-MIGRATIONS: tuple[str, ...] = (
-    # 1: videos, the decision log, marks, measurements, thresholds.
-    """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE videos (
-        video_id TEXT PRIMARY KEY,
-        category TEXT NOT NULL,
-        split TEXT,
-        path TEXT,
-        num_frames INTEGER NOT NULL,
-        fps REAL NOT NULL,
-        duration_s REAL NOT NULL,
-        width INTEGER NOT NULL,
-        height INTEGER NOT NULL,
-        codec TEXT NOT NULL,
-        size_bytes INTEGER NOT NULL,
-        fingerprint TEXT NOT NULL,
-        registered_at TEXT NOT NULL
-    );
-    CREATE TABLE unreadable_files (
-        path TEXT PRIMARY KEY, reason TEXT NOT NULL, seen_at TEXT NOT NULL
-    );
-    CREATE TABLE decisions (
-        decision_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        video_id TEXT NOT NULL REFERENCES videos(video_id),
-        factor TEXT NOT NULL,
-        value TEXT,
-        annotator TEXT NOT NULL,
-        source TEXT NOT NULL CHECK (source IN ('manual', 'auto', 'override', 'consensus')),
-        decided_at TEXT NOT NULL,
-        note TEXT,
-        undoes INTEGER REFERENCES decisions(decision_id),
-        replaced_auto_value TEXT,
-        replaced_measurement REAL
-    );
-    CREATE INDEX decisions_by_key ON decisions (video_id, factor, annotator, decision_id);
-    CREATE INDEX decisions_by_annotator ON decisions (annotator, decision_id);
-    CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions
-        BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;
-    CREATE TRIGGER decisions_no_delete BEFORE DELETE ON decisions
-        BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;
-    CREATE VIEW current_decisions AS
-        SELECT d.* FROM decisions AS d
-        JOIN (SELECT MAX(decision_id) AS latest FROM decisions
-              GROUP BY video_id, factor, annotator) AS m ON d.decision_id = m.latest;
-    CREATE TABLE marks (
-        mark_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        video_id TEXT NOT NULL REFERENCES videos(video_id),
-        annotator TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('flag', 'skip', 'note')),
-        value TEXT,
-        marked_at TEXT NOT NULL
-    );
-    CREATE INDEX marks_by_key ON marks (video_id, annotator, kind, mark_id);
-    CREATE TRIGGER marks_no_update BEFORE UPDATE ON marks
-        BEGIN SELECT RAISE(ABORT, 'the mark log is append-only'); END;
-    CREATE TRIGGER marks_no_delete BEFORE DELETE ON marks
-        BEGIN SELECT RAISE(ABORT, 'the mark log is append-only'); END;
-    CREATE TABLE measurements (
-        video_id TEXT NOT NULL REFERENCES videos(video_id),
-        statistic TEXT NOT NULL,
-        value REAL NOT NULL,
-        params TEXT NOT NULL,
-        decoder TEXT NOT NULL,
-        frames_read INTEGER NOT NULL,
-        seconds REAL NOT NULL,
-        measured_at TEXT NOT NULL,
-        PRIMARY KEY (video_id, statistic)
-    );
-    CREATE TABLE thresholds (
-        factor TEXT PRIMARY KEY,
-        statistic TEXT NOT NULL,
-        rule TEXT NOT NULL,
-        thresholds TEXT NOT NULL,
-        set_at TEXT NOT NULL
-    );
-    """,
-    # 2: measurement failures, so a corpus run reports and retries them.
-    """
-    CREATE TABLE measurement_failures (
-        video_id TEXT PRIMARY KEY REFERENCES videos(video_id),
-        reason TEXT NOT NULL,
-        params TEXT NOT NULL,
-        failed_at TEXT NOT NULL
-    );
-    """,
-    # 3: "current" is the latest decision time (row id breaks ties), kept in a table a trigger
-    # maintains; an index finds a decision by its content.
-    f"""
-    CREATE TABLE current_decision_ids (
-        video_id TEXT NOT NULL,
-        factor TEXT NOT NULL,
-        annotator TEXT NOT NULL,
-        decided_key TEXT NOT NULL,
-        decision_id INTEGER NOT NULL REFERENCES decisions(decision_id),
-        PRIMARY KEY (video_id, factor, annotator)
-    ) WITHOUT ROWID;
-    CREATE INDEX current_by_annotator ON current_decision_ids (annotator, video_id);
-    CREATE INDEX decisions_by_content ON decisions (video_id, factor, annotator, decided_at);
-    INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
-        SELECT video_id, factor, annotator, decided_key, decision_id FROM (
-            SELECT video_id, factor, annotator, {_time_key("decided_at")} AS decided_key,
-                decision_id, ROW_NUMBER() OVER (
-                PARTITION BY video_id, factor, annotator
-                ORDER BY {_time_key("decided_at")} DESC, decision_id DESC) AS rank
-            FROM decisions)
-        WHERE rank = 1;
-    CREATE TRIGGER decisions_keep_current AFTER INSERT ON decisions BEGIN
-        INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
-        VALUES (NEW.video_id, NEW.factor, NEW.annotator, {_time_key("NEW.decided_at")},
-            NEW.decision_id)
-        ON CONFLICT (video_id, factor, annotator) DO UPDATE
-        SET decided_key = excluded.decided_key, decision_id = excluded.decision_id
-        WHERE excluded.decided_key > current_decision_ids.decided_key
-           OR (excluded.decided_key = current_decision_ids.decided_key
-               AND excluded.decision_id > current_decision_ids.decision_id);
-    END;
-    DROP VIEW current_decisions;
-    CREATE VIEW current_decisions AS
-        SELECT d.decision_id, c.video_id, c.factor, d.value, c.annotator, d.source,
-            d.decided_at, d.note, d.undoes, d.replaced_auto_value, d.replaced_measurement
-        FROM current_decision_ids AS c
-        JOIN decisions AS d ON d.decision_id = c.decision_id;
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
+from vadscene.store.migrations import SCHEMA_VERSION, time_key, upgrade
 
 BUSY_TIMEOUT_S = 2.0
 """How long one attempt to take the write lock waits (SQLite's busy handler)."""
@@ -352,18 +207,17 @@ class AnnotationStore:
         read-only mount, where SQLite cannot create the WAL index beside the file, it falls
         back to ``immutable=1`` (nobody can be writing a file on a read-only mount).
         """
-        options = {"timeout": BUSY_TIMEOUT_S, "isolation_level": None, "check_same_thread": False}
         if self.read_only:
             uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
             try:
-                db = sqlite3.connect(uri, uri=True, **options)
+                db = _sqlite_connect(uri, uri=True)
                 db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             except sqlite3.OperationalError:
-                db = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
+                db = _sqlite_connect(uri + "&immutable=1", uri=True)
             db.execute("PRAGMA query_only=ON")
             db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             return db
-        db = sqlite3.connect(self.path, **options)
+        db = _sqlite_connect(self.path)
         self._retry_busy(lambda: db.execute("PRAGMA journal_mode=WAL"))
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
@@ -449,10 +303,7 @@ class AnnotationStore:
         with self._write() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             self._refuse_newer(version)
-            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in _statements(script):
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {number}")
+            upgrade(db, version)
 
     def _check_readable_version(self) -> None:
         """Refuse a newer schema; upgrade an older one once through a writing connection
@@ -481,7 +332,7 @@ class AnnotationStore:
 
     @property
     def schema_version(self) -> int:
-        return self._read("PRAGMA user_version")[0][0]
+        return int(self._read("PRAGMA user_version")[0][0])
 
     # --- metadata and videos --------------------------------------------------------------
 
@@ -682,13 +533,16 @@ class AnnotationStore:
         ).fetchone()
         return (row[0] if row else None), (measured[0] if measured else None)
 
-    @staticmethod
-    def _insert_decision(db: sqlite3.Connection, row: tuple) -> Decision:
+    def _insert_decision(self, db: sqlite3.Connection, row: tuple) -> Decision:
         cursor = db.execute(
             f"INSERT INTO decisions ({_DECISION_COLUMNS.split(', ', 1)[1]}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             row,
         )
+        # sqlite3 leaves lastrowid None until an INSERT on the cursor succeeds: None would mean
+        # the row was not written.
+        if cursor.lastrowid is None:
+            raise StoreError(f"{self.path}: the decision log gave no id for a new decision")
         return Decision(cursor.lastrowid, *row)
 
     def undo_last(self, annotator: str) -> Decision | None:
@@ -710,12 +564,12 @@ class AnnotationStore:
                 return None
             undone = Decision(*target)
             # "before" in the order that defines current: decision time, then row id
-            key = _time_key("decided_at")
+            key = time_key("decided_at")
             before = db.execute(
                 "SELECT value, source, note, replaced_auto_value, replaced_measurement "
                 "FROM decisions WHERE video_id = :video AND factor = :factor "
-                f"AND annotator = :annotator AND ({key} < {_time_key(':at')} "
-                f"OR ({key} = {_time_key(':at')} AND decision_id < :id)) "
+                f"AND annotator = :annotator AND ({key} < {time_key(':at')} "
+                f"OR ({key} = {time_key(':at')} AND decision_id < :id)) "
                 f"ORDER BY {key} DESC, decision_id DESC LIMIT 1",
                 {
                     "video": undone.video_id,
@@ -917,7 +771,7 @@ class AnnotationStore:
             db.execute("DELETE FROM measurement_failures WHERE video_id = ?", (video_id,))
 
     def record_measurement_failure(
-        self, video_id: str, reason: str, params: dict[str, object]
+        self, video_id: str, reason: str, params: Mapping[str, object]
     ) -> None:
         """Remember why a video could not be measured (replacing an earlier failure)."""
         with self._write() as db:
@@ -965,6 +819,37 @@ class AnnotationStore:
         """Record the dataset-level threshold rule of an auto factor."""
         with self._write() as db:
             self._set_threshold(db, factor, statistic, rule, thresholds, set_at)
+
+    def apply_threshold(
+        self,
+        factor: str,
+        statistic: str,
+        rule: str,
+        thresholds: Sequence[float],
+        poles: Iterable[tuple[str, str]],
+        *,
+        note: str | None = None,
+    ) -> None:
+        """Record an auto factor's threshold rule and the auto poles it changed, in one
+        transaction.
+
+        Each (video, pole) of ``poles`` is appended as a decision of annotator ``auto`` (source
+        ``auto``) with ``note``. The rule and every pole are committed together or, refused or
+        interrupted, not at all: no pole ever stands under a rule the store does not hold.
+        """
+        with self._write() as db:
+            for video_id, pole in poles:
+                self._append_decision(
+                    db,
+                    video_id,
+                    factor,
+                    pole,
+                    annotator=AUTO_ANNOTATOR,
+                    source="auto",
+                    note=note,
+                    decided_at=None,
+                )
+            self._set_threshold(db, factor, statistic, rule, thresholds, None)
 
     def _set_threshold(
         self,
@@ -1110,7 +995,7 @@ class AnnotationStore:
                         "JOIN current_decision_ids AS c ON c.video_id = i.video_id "
                         "AND c.factor = i.factor AND c.annotator = i.annotator "
                         "JOIN decisions AS d ON d.decision_id = c.decision_id "
-                        f"WHERE i.present = 0 AND {_time_key('i.decided_at')} < c.decided_key "
+                        f"WHERE i.present = 0 AND {time_key('i.decided_at')} < c.decided_key "
                         "AND d.value IS NOT i.value ORDER BY i.seq"
                     )
                 )
@@ -1225,15 +1110,25 @@ class AnnotationStore:
         return {row[0] for row in rows}
 
     def integrity_check(self) -> str:
-        return self._read("PRAGMA integrity_check")[0][0]
+        return str(self._read("PRAGMA integrity_check")[0][0])
 
     def last_decision_id(self, annotator: str) -> int:
         """The id of the annotator's latest decision, 0 before the first: it changes exactly
         when the annotator's log does, so a page can tell whether what it shows is current."""
-        return self._read(
-            "SELECT COALESCE(MAX(decision_id), 0) FROM decisions WHERE annotator = ?",
-            (annotator,),
-        )[0][0]
+        return int(
+            self._read(
+                "SELECT COALESCE(MAX(decision_id), 0) FROM decisions WHERE annotator = ?",
+                (annotator,),
+            )[0][0]
+        )
+
+
+def _sqlite_connect(database: Path | str, *, uri: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are begun explicitly), shared by
+    threads under the store's lock, that waits :data:`BUSY_TIMEOUT_S` for a busy lock."""
+    return sqlite3.connect(
+        database, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=uri
+    )
 
 
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
@@ -1292,15 +1187,3 @@ def _check_annotator(annotator: str, source: str) -> None:
             f"annotator '{AUTO_ANNOTATOR}' is reserved for measured decisions (source 'auto'); "
             f"got annotator '{annotator}' with source '{source}'"
         )
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration script into statements (triggers contain ';' inside BEGIN … END)."""
-    statements, current = [], []
-    for line in script.strip().splitlines():
-        current.append(line)
-        text = "\n".join(current).strip()
-        if text.endswith(";") and sqlite3.complete_statement(text):
-            statements.append(text)
-            current = []
-    return statements

@@ -23,11 +23,12 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from vadscene.benchmark.ground_truth import GroundTruthFormat
 from vadscene.benchmark.video_lists import category_from_video_id, read_video_list
 from vadscene.core import jsonio
 from vadscene.core.catalogue import Catalogue, load_catalogue
@@ -45,16 +46,14 @@ from vadscene.video.probe import (
 CONFIG_NAME = "vadscene.yaml"
 CATALOGUE_NAME = "catalogue.yaml"
 STORE_NAME = "annotations.db"
-WORKSPACE_FORMAT = 1
+WORKSPACE_FORMAT: Literal[1] = 1
 INCOMPLETE_NAME = ".vadscene-incomplete"
 """Marker of a workspace being created: lists what the creation made, so an interrupted one
 can be removed. A folder holding it is not a workspace (its ``vadscene.yaml`` comes last)."""
 
-GroundTruthFormat = Literal["ucf-crime", "npy-folder", "json", "table"]
-GROUND_TRUTH_FORMATS: tuple[str, ...] = GroundTruthFormat.__args__
 
 CategoryRule = Literal["ucf-crime", "folder", "regex", "none"]
-CATEGORY_RULES: tuple[str, ...] = CategoryRule.__args__
+CATEGORY_RULES: tuple[CategoryRule, ...] = get_args(CategoryRule)
 
 
 class NamingRules(BaseModel):
@@ -428,12 +427,14 @@ class Workspace:
             except VideoProbeError as exc:
                 report.unreadable.append((relative.as_posix(), exc.reason))
                 continue
-            info = VideoInfo(
-                video_id=video_id,
-                category=self.config.naming.category_of(relative),
-                split=split_of.get(video_id),
-                path=relative.as_posix(),
-                **{k: v for k, v in probe.as_dict().items() if k in VideoInfo.model_fields},
+            info = VideoInfo.model_validate(
+                {
+                    "video_id": video_id,
+                    "category": self.config.naming.category_of(relative),
+                    "split": split_of.get(video_id),
+                    "path": relative.as_posix(),
+                    **{k: v for k, v in probe.as_dict().items() if k in VideoInfo.model_fields},
+                }
             )
             (report.added if previous is None else report.updated).append(video_id)
             probed.append(info)

@@ -148,6 +148,7 @@ class PacketTally:
             covered = (self._last_dts or 0) + self._dts_step
             if covered >= declared:
                 return None
+            assert stream.time_base is not None  # FFmpeg gives every demuxed stream one
             rate = float(1 / stream.time_base)
             return (
                 f"truncated: the AVI header declares {declared} frames ({declared / rate:.2f} s "
@@ -169,26 +170,8 @@ def probe_video(path: Path | str) -> VideoProbe:
     real ``vtest_lamminhthien.avi`` declares 682 frames (its AVI index includes empty
     "drop" chunks) but only 341 decode. So we open the file with PyAV, take the first
     video stream (cover-art "attached pictures" are skipped), demux the packets of that
-    stream *without decoding them* and count the non-empty ones; that equals what
-    decord and a full decode report on all four real clips (271, 181, 1827, 341 frames).
-    Measured on those clips (median of 21 runs, warm page cache, 2-vCPU box; columns
-    are the 271-, 181-, 1827- and 341-frame clips):
-
-    ======================================  ======  ======  =======  ======
-    approach                                271 f   181 f   1827 f   341 f
-    ======================================  ======  ======  =======  ======
-    this function (demux + 1st frame)       3.0 ms  3.1 ms  21.5 ms  25.6 ms
-    ``decord.VideoReader`` + ``len()``      1.8 ms  1.9 ms   8.9 ms  11.7 ms
-    full PyAV decode of every frame          34 ms   25 ms  1660 ms   675 ms
-    OpenCV ``CAP_PROP_FRAME_COUNT``         1.0 ms  1.1 ms   6.0 ms  10.8 ms (682: wrong)
-    ======================================  ======  ======  =======  ======
-
-    Full decoding is 10-80x slower and is what must be avoided. decord's index scan is
-    about 2x faster than this function, but the difference is the first-frame decode
-    (which decord does not do, so it accepts garbage payloads) and PyAV's per-packet
-    Python overhead (~4 us); decord also exposes no codec name (a second open would be
-    needed), silently counts the partial last packet of a truncated AVI, and fails with
-    opaque C++ check messages. Both read the whole file, so on a real benchmark the
+    stream *without decoding them* and count the non-empty ones: the frames a full decode
+    delivers, at a fraction of its cost. The whole file is read, so on a real benchmark the
     probe is I/O-bound, not CPU-bound.
 
     Decodability: the first frame is decoded (packets are fed to the decoder until one
@@ -201,9 +184,9 @@ def probe_video(path: Path | str) -> VideoProbe:
     labels and ground truth for a benchmark video refer to the complete clip. So is a file
     whose packets fall short of the length its container declares (:class:`PacketTally`):
     an AVI cut short (its index is lost and the demuxer reads the remaining chunks without
-    flagging anything; a real 341-frame clip cut in half probed as 154 frames) or an MP4 cut
-    on a packet boundary. An mp4 cut before its ``moov`` atom (the usual case: moov written
-    last) cannot be opened at all and is reported as ``"cannot open: ..."``. Limitation:
+    flagging anything) or an MP4 cut on a packet boundary. An mp4 cut before its ``moov``
+    atom (the usual case: moov written last) cannot be opened at all and is reported as
+    ``"cannot open: ..."``. Limitation:
     truncated Matroska/WebM/MPEG-TS files (their demuxers silently drop the partial packet,
     and they declare no frame count) are indistinguishable from shorter videos and probe
     successfully with the frames that exist.

@@ -9,9 +9,10 @@ For each registered video that a browser cannot play (:func:`unplayable_reason` 
 :func:`playable_path` tells the app which file to serve.
 
 A proxy must not shift frame numbers: labels, measurements and ground truth count frames of
-the *original* (as :func:`vadscene.video.probe.probe_video` counts them). So a proxy has exactly one
-frame per source frame, in order, at the source's frame rate, and :func:`make_proxy` refuses to
-write one when decoding delivers a different number of frames than the probe counted.
+the *original* (as :func:`vadscene.video.probe.probe_video` counts them). So a proxy has
+exactly one frame per source frame, in order, at the source's frame rate, and
+:func:`make_proxy` refuses to write one when decoding delivers a different number of frames
+than the probe counted.
 
 Proxies are keyed by the source's content fingerprint, so replacing a video with other content
 (and re-scanning) yields a new proxy and the old one is deleted as stale.
@@ -183,9 +184,9 @@ def _stream_format(path: Path) -> tuple[str | None, str | None] | None:
     opening (either may be ``None`` when FFmpeg cannot tell), or ``None`` when the file cannot
     be read or has no video stream.
 
-    Opening a file costs 1-6 ms on the real MP4 clips, and the server asks for every byte
-    range it serves, so answers are remembered per (path, size, modification time): a file
-    replaced in place is looked at again. Failures are not remembered.
+    Opening a file costs milliseconds and the server asks for every byte range it serves, so
+    answers are remembered per (path, size, modification time): a file replaced in place is
+    looked at again. Failures are not remembered.
     """
     try:
         stat = path.stat()
@@ -305,7 +306,7 @@ def _even(size: float) -> int:
 
 def _output_size(width: int, height: int, max_height: int | None) -> tuple[int, int]:
     if max_height is not None and height > max_height:
-        width, height = width * max_height / height, max_height
+        return _even(width * max_height / height), _even(max_height)
     return _even(width), _even(height)
 
 
@@ -411,7 +412,10 @@ def _transcode(
             if video is None:  # the file was replaced since it was probed
                 raise ProxyError(source, "no video stream")
             video.thread_type = "AUTO"
-            rate = Fraction(video.guessed_rate or video.average_rate or video.base_rate)
+            guessed = video.guessed_rate or video.average_rate or video.base_rate
+            if not guessed:  # replaced too: probe_video refuses an unknown frame rate
+                raise ProxyError(source, "unknown frame rate")
+            rate = Fraction(guessed)
             time_base = 1 / rate
             width, height = _output_size(
                 video.codec_context.width, video.codec_context.height, max_height
@@ -510,13 +514,13 @@ def build_proxies(workspace: VideoFolder, *, progress: BuildProgress | None = No
     if root is None:
         raise WorkspaceError(f"{workspace.root}: this workspace has no video files to proxy")
     videos = workspace.store.videos()
-    todo: list[VideoInfo] = []
+    todo: list[tuple[VideoInfo, Path]] = []  # (video, its file)
     wanted: dict[str, str | None] = {}
     report = ProxyReport()
     for video in videos:
         reason, final = _verdict(video, root)
-        if reason is not None:
-            todo.append(video)
+        if reason is not None and video.path is not None:  # a video without a file has none
+            todo.append((video, root / video.path))
             report.unplayable[video.video_id] = reason
             wanted[video.video_id] = proxy_path(workspace, video).name
         elif final:
@@ -525,14 +529,13 @@ def build_proxies(workspace: VideoFolder, *, progress: BuildProgress | None = No
     proxy_dir = workspace.cache_dir / PROXY_DIR_NAME
     report.removed_temporaries = _remove_stale_temporaries(proxy_dir)
     report.removed = _remove_stale(proxy_dir, wanted)
-    for done, video in enumerate(todo):
+    for done, (video, source) in enumerate(todo):
         if progress is not None:
             progress(done, len(todo), video.video_id)
         target = proxy_path(workspace, video)
         if target.is_file():
             report.reused.append(video.video_id)
             continue
-        source = root / video.path
         _log.info("making a proxy of %s: %s", video.video_id, report.unplayable[video.video_id])
         try:
             if content_fingerprint(source) != video.fingerprint:

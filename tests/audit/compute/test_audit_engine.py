@@ -23,7 +23,7 @@ from vadscene.audit.compute.pairs import (
 from vadscene.audit.compute.scene import bias_auroc
 from vadscene.audit.io.scene_labels import SceneContrast, SceneLabels
 from vadscene.audit.io.scores import ModelScores
-from vadscene.benchmark.frames import GroundTruth
+from vadscene.benchmark.frames import AuditInputError, GroundTruth
 
 TOL = 1e-12
 CATEGORIES = ("Abuse", "Arson", "Fighting")
@@ -537,3 +537,33 @@ def test_controls_ap_equals_sklearn_on_frames() -> None:
     replaced = means[gt.video_index()]
     assert abs(controls["ap_video_mean"] - average_precision_score(gt.labels, replaced)) < 1e-9
     assert abs(controls["micro_video_mean"] - roc_auc_score(gt.labels, replaced)) < 1e-9
+
+
+# --- validation before work ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "soft_labels, message",
+    [
+        (lambda gt: np.full(gt.n_frames - 1, 0.5), "soft labels for"),
+        (lambda gt: [0.5] * gt.n_frames, "soft_labels must be a numpy array"),
+    ],
+)
+def test_bad_soft_labels_are_refused_before_any_model_is_audited(soft_labels, message) -> None:
+    """The refusal comes from the validation step: no progress was reported (the per-model
+    step reports ``models 0/N`` before it starts) and the raising frame is ``_validate``'s."""
+    gt = make_benchmark(3, videos=40)
+    rng = np.random.default_rng(0)
+    models = [ModelScores(f"m{i}", rng.random(gt.n_frames), "mem") for i in range(3)]
+    reported: list[tuple[str, int, int]] = []
+    with pytest.raises(AuditInputError, match=message) as refused:
+        run_audit(
+            gt,
+            models,
+            n_bootstrap=200,
+            soft_labels=soft_labels(gt),
+            progress=lambda step, done, total: reported.append((step, done, total)),
+        )
+    assert reported == []
+    frames = [entry.name for entry in refused.traceback]
+    assert "_validate" in frames and "_audit_models" not in frames and "_audit_model" not in frames

@@ -15,7 +15,7 @@ from altair.vegalite.v6.schema import load_schema
 from vadscene.audit.compute import result as result_module
 from vadscene.audit.compute.result import AuditResult
 from vadscene.audit.report import figures
-from vadscene.audit.report import writer as report_module
+from vadscene.audit.report import vega as vega_module
 from vadscene.audit.report.writer import write_report
 
 MODELS = ("RTFM", "UR-DMU", "VadCLIP")
@@ -278,13 +278,13 @@ def test_rewriting_a_report_keeps_its_unchanged_figures(
     """A figure is rendered again only when its spec changed or its SVG was edited; kept
     figures read exactly as rendered, and the HTML is the same either way."""
     rendered: list[dict] = []
-    render = report_module.vl_convert.vegalite_to_svg
+    render = vega_module.vl_convert.vegalite_to_svg
 
     def counting(spec: dict, **options: object) -> str:
         rendered.append(spec)
         return render(spec, **options)
 
-    monkeypatch.setattr(report_module.vl_convert, "vegalite_to_svg", counting)
+    monkeypatch.setattr(vega_module.vl_convert, "vegalite_to_svg", counting)
     out = tmp_path / "out"
     first = write_report(scored, out, svg=True)
     figures_written = sorted(n for n in first if n.endswith(".svg"))
@@ -317,7 +317,7 @@ def test_without_svg_no_figure_is_rendered_offline(
     def renderer_called(spec: dict, **options: object) -> str:
         raise AssertionError("vl-convert rendered a figure")
 
-    monkeypatch.setattr(report_module.vl_convert, "vegalite_to_svg", renderer_called)
+    monkeypatch.setattr(vega_module.vl_convert, "vegalite_to_svg", renderer_called)
     written = write_report(scored, tmp_path / "out")
     assert not [name for name in written if name.endswith(".svg")]
     assert len([name for name in written if name.endswith(".vl.json")]) == 5 + len(MODELS)

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numba import njit
 from threadpoolctl import threadpool_limits
 
 from vadscene.audit.compute.bootstrap import percentile_interval
+from vadscene.audit.compute.definition_kernels import ap_hits, run_starts
 from vadscene.audit.compute.metrics import ratio_or_nan
 from vadscene.audit.compute.pairs import sorted_pair_counts
 from vadscene.audit.io.definitions import (
@@ -94,26 +94,9 @@ class _UnitRuns:
     @classmethod
     def of(cls, model: DefinitionScores, units: _Units) -> _UnitRuns:
         scores = model.scores
-        starts = np.flatnonzero(_run_starts(scores, units.unit))
+        starts = np.flatnonzero(run_starts(scores, units.unit))
         weight = np.diff(np.append(starts, scores.shape[0])).astype(np.float64)
         return cls(scores[starts], units.unit[starts], weight)
-
-
-@njit(cache=True, nogil=True)
-def _run_starts(scores, unit):  # type: ignore[no-untyped-def]
-    """Frames that start a run: a new unit, or a score differing under some definition.
-    A loop stops comparing a frame at its first difference; numpy compared every column
-    and built an (F × D) temporary (45 ms for UCF-Crime × 13 definitions)."""
-    first = np.empty(unit.size, np.bool_)
-    if unit.size:
-        first[0] = True
-    for i in range(1, unit.size):
-        first[i] = unit[i] != unit[i - 1]
-        for j in range(scores.shape[1]):
-            if first[i]:
-                break
-            first[i] = scores[i, j] != scores[i - 1, j]
-    return first
 
 
 def unit_pair_counts(
@@ -178,8 +161,8 @@ def audit_definitions(
         against_anomalies.setdefault(query.definition, set()).update(
             _target_sets(classes, query.classes)
         )
-    # Many small products: a threaded BLAS only contends for the cores (26× slower on a
-    # loaded 2-core machine), so one BLAS thread, and two definitions at a time instead.
+    # Many small products: a threaded BLAS only contends for the cores, so one BLAS thread,
+    # and two definitions at a time instead.
     # Models go one after the other, so only one model's per-definition sums are held.
     with (
         threadpool_limits(limits=1, user_api="blas"),
@@ -294,7 +277,7 @@ class _ModelSums:
         per_row = w[:, normal] @ self._k_sorted[normal]  # (A units, R + 1)
         blocks[:, 0, :] = self.row_sets.T @ (k_rows * per_row)
         rows = np.flatnonzero(self.row_sets[:, sets].any(1))
-        row_sets = self.row_sets[np.ix_(rows, sets)]
+        row_sets = self.row_sets[np.ix_(rows, np.asarray(sets, dtype=np.intp))]
         for g in range(1, n_groups):
             start, stop = self._bounds[g], self._bounds[g + 1]
             per_row = w[rows, start:stop] @ self._k_sorted[start:stop]
@@ -349,8 +332,8 @@ def _audit_model(
             sums.ap(query.definition, target, [0]),
             sums.ap(query.definition, target, excluded),
         )
-        for key, value in zip(d5_ap, aps, strict=True):
-            d5_ap[key].append(value)
+        for key, ap in zip(d5_ap, aps, strict=True):
+            d5_ap[key].append(ap)
         # The identity D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ, checked on the point estimates.
         mixture = omega[0] * normal_part[0] + (1 - omega[0]) * excluded_part[0]
         rows["queries"].append(
@@ -549,7 +532,7 @@ class _SortedScores:
     def ap(self, positive_units: np.ndarray, negative_units: np.ndarray) -> float:
         """AP of the frames of ``positive_units`` against those of ``negative_units`` (disjoint
         boolean masks over the units)."""
-        _, gained, true_positives, predicted = _ap_hits(
+        _, gained, true_positives, predicted = ap_hits(
             self.unit, self.weight, self.last_of_tie, np.where(positive_units, 0, -1),
             negative_units, 1,
         )  # fmt: skip
@@ -563,7 +546,7 @@ class _SortedScores:
     ) -> np.ndarray:
         """:meth:`ap` for ``n_sets`` disjoint positive sets at once: ``positive_class``
         (units,) gives each unit's set (−1: none); one AP per set, NaN for an empty one."""
-        which, gained, true_positives, predicted = _ap_hits(
+        which, gained, true_positives, predicted = ap_hits(
             self.unit, self.weight, self.last_of_tie, positive_class, negative_units, n_sets
         )
         sums = np.zeros(n_sets)
@@ -571,42 +554,3 @@ class _SortedScores:
         total = np.bincount(which, gained, minlength=n_sets)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(total > 0, sums / total, np.nan)
-
-
-@njit(cache=True, nogil=True)
-def _ap_hits(unit, weight, last_of_tie, positive_class, negative_units, n_sets):  # type: ignore[no-untyped-def]
-    """The thresholds where some positive set's recall moves, in descending score order:
-    (set, frames gained, true positives, predicted positives) at each, one row per set that
-    gains. One pass over the sorted entries serves every set, and AP's sum reads only these
-    rows (docs/metrics.md "Definition-conditioned probes": AP as sklearn computes it)."""
-    size = unit.size
-    which = np.empty(size, np.int64)
-    gained = np.empty(size)
-    true_positives = np.empty(size)
-    predicted = np.empty(size)
-    positive = np.zeros(n_sets)
-    counted = np.zeros(n_sets)  # true positives at the previous threshold
-    moved = np.empty(n_sets, np.int64)
-    n_moved = 0
-    negative = 0.0
-    hits = 0
-    for i in range(size):
-        member = positive_class[unit[i]]
-        if member >= 0:
-            if positive[member] == counted[member]:
-                moved[n_moved] = member
-                n_moved += 1
-            positive[member] += weight[i]
-        elif negative_units[unit[i]]:
-            negative += weight[i]
-        if last_of_tie[i]:
-            for j in range(n_moved):
-                member = moved[j]
-                which[hits] = member
-                gained[hits] = positive[member] - counted[member]
-                true_positives[hits] = positive[member]
-                predicted[hits] = positive[member] + negative
-                counted[member] = positive[member]
-                hits += 1
-            n_moved = 0
-    return which[:hits], gained[:hits], true_positives[:hits], predicted[:hits]

@@ -43,6 +43,7 @@ from vadscene.audit.io.definitions import (
     DefinitionScores,
     FrameClasses,
     Query,
+    check_definition_inputs,
     classes_from_categories,
 )
 from vadscene.audit.io.features import Features
@@ -57,8 +58,7 @@ BIAS_MARGIN = 0.05
 """p_bias counts replicates with |b − 0.5| > BIAS_MARGIN (A §4)."""
 MIN_POLE_SUPPORT = 10
 """Below this many videos at either pole a bias cell reads "insufficient support": p_bias is
-then uninformative (with 4 vs 5 videos a random scorer reaches p_bias 0.74–1.0), and the cell
-is left out of the Holm family."""
+then uninformative, and the cell is left out of the Holm family."""
 SIGNIFICANCE_LEVEL = 0.05
 """Family-wise error rate of the Holm-corrected permutation tests, per model and population."""
 BIAS_POPULATIONS = ("all", "leak_free")
@@ -115,7 +115,104 @@ def run_audit(
     (:func:`.tables.prob_auc`). ``interval_ap`` adds the interval AP columns of the
     ``further`` table (the released VadCLIP rule; a Python pass over every video's proposals,
     so it is asked for rather than always run).
+
+    Three steps: every input is checked first (:func:`_validate`), so a bad one is refused
+    before any model is scored; then the tables are computed; then the conventions that
+    state how they were computed are assembled.
     """
+    checked = _validate(
+        ground_truth,
+        models,
+        scene,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        definition_scores=definition_scores,
+        classes=classes,
+        queries=queries,
+        features=features,
+        soft_labels=soft_labels,
+    )
+    report = progress or _no_progress
+    bench = _Benchmark(ground_truth)
+    # A third stream for the leak-free bootstrap and the permutations: spawn(3) keeps the
+    # first two children, so adding it left the existing draws unchanged.
+    video_stream, scene_stream, test_stream = np.random.SeedSequence(seed).spawn(3)
+    resamples = video_multiplicities(
+        ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
+    )
+    audited = _audit_models(
+        bench,
+        models,
+        checked.scene,
+        resamples,
+        n_bootstrap,
+        (scene_stream, test_stream),
+        interval_ap=interval_ap,
+        report=report,
+    )
+    rows = audited.rows
+    rows["comparisons"] = _comparisons(models, audited.estimates, audited.replicates)
+    rows["resolved"] = _resolved_counts(models, rows["comparisons"])
+    optional = _model_tables(models, rows, soft_labels)
+    if checked.classes is not None:
+        optional |= _definition_tables(
+            ground_truth, definition_scores, checked.classes, queries, resamples, seed, report
+        )
+    if features:
+        optional["readout"] = _readout(ground_truth, features, resamples, report)
+    return AuditResult(
+        conventions=_conventions(
+            ground_truth,
+            models,
+            checked.scene,
+            n_bootstrap,
+            seed,
+            audited.empty_contrasts,
+            definition_scores=definition_scores,
+            classes=classes,
+            queries=queries,
+            features=features,
+        ),
+        summary=_summary(bench),
+        composition=_composition(bench),
+        **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
+        models=tuple(m.name for m in models),
+        **optional,
+    )
+
+
+def _no_progress(step: str, done: int, total: int) -> None:
+    """The progress callback of a run that asked for none."""
+
+
+# --- validate -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What validation resolved: the scene labels matched to the ground truth, and the frame
+    classes of the definition probes (the given ones, else the video categories; None
+    without definition scores)."""
+
+    scene: SceneLabels | None
+    classes: FrameClasses | None
+
+
+def _validate(
+    ground_truth: GroundTruth,
+    models: Sequence[ModelScores],
+    scene: SceneLabels | None,
+    *,
+    n_bootstrap: int,
+    seed: int,
+    definition_scores: Sequence[DefinitionScores],
+    classes: FrameClasses | None,
+    queries: Sequence[Query],
+    features: Sequence[Features],
+    soft_labels: np.ndarray | None,
+) -> _Checked:
+    """Refuse any input :func:`run_audit` cannot audit, cheapest checks first, before any
+    model is scored."""
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
     _check_types(ground_truth, models, scene)
@@ -137,133 +234,15 @@ def run_audit(
         f"{ground_truth.n_frames:,} frames, {len(models)} models and {n_bootstrap:,} bootstrap "
         "replicates",
     )
-    if scene is not None:
-        scene = match_to_ground_truth(scene, ground_truth)
-    report = progress or (lambda step, done, total: None)
-    bench = _Benchmark(ground_truth)
-    # A third stream for the leak-free bootstrap and the permutations: spawn(3) keeps the
-    # first two children, so adding it left the existing draws unchanged.
-    video_stream, scene_stream, test_stream = np.random.SeedSequence(seed).spawn(3)
-    resamples = video_multiplicities(
-        ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
+    matched = match_to_ground_truth(scene, ground_truth) if scene is not None else None
+    _check_soft_labels(ground_truth, soft_labels)
+    resolved = (
+        _checked_definitions(ground_truth, definition_scores, classes, queries)
+        if definition_scores
+        else None
     )
-
-    rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
-    rows["further"] = []
-    replicates: dict[str, dict[str, np.ndarray]] = {}
-    estimates: dict[str, dict[str, float]] = {}
-    report("models", 0, len(models))
-    # Models are independent: two threads overlap one model's sort and pair-count sweep (numpy
-    # and the compiled sweep release the GIL) with another's; the output keeps the models'
-    # order. Meanwhile this thread draws the contrasts' resamples (the multinomial draws
-    # release the GIL too), which the models need only for their scene rows, at the end.
-    # The bootstrap's matrix products are small: BLAS threads beside the model threads only
-    # oversubscribe the cores (0.2 s of a 1.1 s UCF-shaped audit on 2 cores).
-    drawn: Future[list[_ContrastDraws]] = Future()
-    with (
-        threadpool_limits(limits=1, user_api="blas"),
-        ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
-    ):
-        futures = [
-            pool.submit(_audit_model, bench, model, resamples, drawn, interval_ap)
-            for model in models
-        ]
-        try:
-            contrasts, empty = (
-                _contrast_draws(bench, scene, n_bootstrap, scene_stream, test_stream)
-                if scene is not None
-                else ([], [])
-            )
-        except BaseException as exc:
-            drawn.set_exception(exc)
-            raise
-        drawn.set_result(contrasts)
-        for done, _ in enumerate(as_completed(futures), start=1):
-            report("models", done, len(models))
-    for model, future in zip(models, futures, strict=True):
-        model_estimates, model_replicates, model_rows = future.result()
-        estimates[model.name], replicates[model.name] = model_estimates, model_replicates
-        for name, new_rows in model_rows.items():
-            rows[name].extend(new_rows)
-
-    rows["comparisons"] = _comparisons(models, estimates, replicates)
-    rows["resolved"] = _resolved_counts(models, rows["comparisons"])
-    optional: dict[str, pd.DataFrame] = {
-        "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
-    }
-    if soft_labels is not None:
-        if soft_labels.shape != ground_truth.labels.shape:
-            raise AuditInputError(
-                f"{soft_labels.shape[0]} soft labels for {ground_truth.n_frames} ground-truth "
-                "frames"
-            )
-        optional["prob_auc"] = pd.DataFrame(
-            [
-                {
-                    "model": m.name,
-                    "family": m.family,
-                    "prob_auc": tables.prob_auc(m.scores, soft_labels),
-                }
-                for m in models
-            ],
-            columns=["model", "family", "prob_auc"],
-        )
-    if len(models) >= 2:
-        metric_rows = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
-        optional["agreement"] = tables.metric_agreement(metric_rows)
-        optional["spread"] = tables.spread_table(metric_rows)
-    optional["pair_type_means"] = tables.pair_type_means(
-        _frame("scene_pairs", rows["scene_pairs"]),
-        _frame("scene_conditioned", rows["scene_conditioned"]),
-    )
-    if definition_scores:
-        report("definitions", 0, 1)
-        probes = audit_definitions(
-            ground_truth,
-            definition_scores,
-            classes if classes is not None else classes_from_categories(ground_truth),
-            queries,
-            resamples=resamples,
-            selection_seed=seed,
-        )
-        optional |= {
-            "definition_probes": probes.probes,
-            "definition_queries": probes.queries,
-            "definition_classes": probes.classes,
-        }
-        report("definitions", 1, 1)
-    conventions = _conventions(ground_truth, models, scene, n_bootstrap, seed, empty)
-    if definition_scores:
-        conventions["definition_scores"] = {
-            "models": [
-                {"name": m.name, "family": m.family, "source": m.source, "notes": list(m.notes)}
-                for m in definition_scores
-            ],
-            "classes": classes.source if classes is not None else "video categories",
-            "queries": sorted({q.source for q in queries}) or ["one singleton query per class"],
-            "target_rule": "a frame is a target of Γ when its class set lies inside Γ; frames "
-            "holding an excluded class are excluded anomalies",
-            "ap_intervals": "none (AP values are point estimates)",
-            "selection_bootstrap": "clusters of multi-event videos sharing one class set, "
-            "resampled with replacement",
-        }
-    if features:
-        conventions["features"] = {
-            "models": [{"name": f.name, "family": f.family, "source": f.source} for f in features],
-            "snippet_frames": sorted({f.snippet_repeat for f in features}),
-            "snippet_label_rule": SNIPPET_LABEL_RULE,
-        }
-        report("features", 0, 1)
-        optional["readout"] = audit_features(ground_truth, features, resamples=resamples)
-        report("features", 1, 1)
-    return AuditResult(
-        conventions=conventions,
-        summary=_summary(bench),
-        composition=_composition(bench),
-        **{name: _frame(name, rows[name]) for name in AuditResult.TABLES if name != "composition"},
-        models=tuple(names),
-        **optional,
-    )
+    _check_features(ground_truth, features)
+    return _Checked(scene=matched, classes=resolved)
 
 
 def memory_estimate(n_videos: int, n_frames: int, n_models: int, n_bootstrap: int) -> int:
@@ -278,6 +257,29 @@ def memory_estimate(n_videos: int, n_frames: int, n_models: int, n_bootstrap: in
     bootstrap = 8 * n_bootstrap * n_videos * (1 + 3 * min(n_models, 2))
     frames = n_frames * (24 + 48 * n_models)
     return pair_matrices + bootstrap + frames
+
+
+def _check_types(ground_truth: object, models: object, scene: object) -> None:
+    """Refuse arguments of the wrong kind with what was expected, not an AttributeError."""
+    if not isinstance(ground_truth, GroundTruth):
+        raise AuditInputError(
+            f"ground_truth must be a GroundTruth (see load_ground_truth), got "
+            f"{type(ground_truth).__name__}"
+        )
+    if isinstance(models, ModelScores) or not isinstance(models, Sequence):
+        raise AuditInputError(
+            f"models must be a sequence of ModelScores, got {type(models).__name__}"
+        )
+    for i, model in enumerate(models):
+        if not isinstance(model, ModelScores):
+            raise AuditInputError(
+                f"models[{i}] must be a ModelScores, e.g. ModelScores('name', scores, "
+                f"source='...') or load_scores(...); got {type(model).__name__}"
+            )
+    if scene is not None and not isinstance(scene, SceneLabels):
+        raise AuditInputError(
+            f"scene must be SceneLabels (see load_scene_labels) or None, got {type(scene).__name__}"
+        )
 
 
 def _refuse_one_kind_of_frame(ground_truth: GroundTruth) -> None:
@@ -300,6 +302,207 @@ def _refuse_one_kind_of_frame(ground_truth: GroundTruth) -> None:
         f"{ground_truth.source}: {found}; AUROC compares anomalous with normal frames, so "
         f"there is no pair to audit ({hint})"
     )
+
+
+def _check_soft_labels(ground_truth: GroundTruth, soft_labels: np.ndarray | None) -> None:
+    """Soft labels are one value per ground-truth frame (see load_soft_labels)."""
+    if soft_labels is None:
+        return
+    if not isinstance(soft_labels, np.ndarray):
+        raise AuditInputError(
+            "soft_labels must be a numpy array of one label per frame (see load_soft_labels), "
+            f"got {type(soft_labels).__name__}"
+        )
+    if soft_labels.shape != ground_truth.labels.shape:
+        raise AuditInputError(
+            f"{soft_labels.shape[0]} soft labels for {ground_truth.n_frames} ground-truth frames"
+        )
+
+
+def _checked_definitions(
+    ground_truth: GroundTruth,
+    definition_scores: Sequence[DefinitionScores],
+    classes: FrameClasses | None,
+    queries: Sequence[Query],
+) -> FrameClasses:
+    """The frame classes of the definition probes, once every model's scores, the classes
+    and the queries are known to fit the ground truth and each other."""
+    for i, model in enumerate(definition_scores):
+        if not isinstance(model, DefinitionScores):
+            raise AuditInputError(
+                f"definition_scores[{i}] must be DefinitionScores (see load_definition_scores), "
+                f"got {type(model).__name__}"
+            )
+        if model.scores.shape[0] != ground_truth.n_frames:
+            raise AuditInputError(
+                f"{model.source}: model '{model.name}': definition scores for "
+                f"{model.scores.shape[0]} frames but the ground truth has "
+                f"{ground_truth.n_frames} ({ground_truth.source})"
+            )
+    if classes is not None and not isinstance(classes, FrameClasses):
+        raise AuditInputError(
+            f"classes must be FrameClasses (see load_events) or None, got {type(classes).__name__}"
+        )
+    resolved = classes if classes is not None else classes_from_categories(ground_truth)
+    if resolved.codes.shape != ground_truth.labels.shape:
+        raise AuditInputError(
+            f"{resolved.source}: classes for {resolved.codes.shape[0]} frames but the ground "
+            f"truth has {ground_truth.n_frames} ({ground_truth.source})"
+        )
+    check_definition_inputs(resolved, definition_scores, list(queries))
+    return resolved
+
+
+def _check_features(ground_truth: GroundTruth, features: Sequence[Features]) -> None:
+    """Features hold one array per ground-truth video (see load_features)."""
+    for i, model in enumerate(features):
+        if not isinstance(model, Features):
+            raise AuditInputError(
+                f"features[{i}] must be Features (see load_features), got {type(model).__name__}"
+            )
+        if len(model.per_video) != ground_truth.n_videos:
+            raise AuditInputError(
+                f"{model.source}: features '{model.name}': {len(model.per_video)} videos but "
+                f"the ground truth has {ground_truth.n_videos} ({ground_truth.source})"
+            )
+
+
+# --- compute ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ModelsAudited:
+    """Every model's table rows (in the models' order), point estimates and bootstrap
+    replicates per granularity, and the scene contrasts left out for want of support."""
+
+    rows: dict[str, list[dict]]
+    estimates: dict[str, dict[str, float]]
+    replicates: dict[str, dict[str, np.ndarray]]
+    empty_contrasts: list[str]
+
+
+def _audit_models(
+    bench: _Benchmark,
+    models: Sequence[ModelScores],
+    scene: SceneLabels | None,
+    resamples: np.ndarray,
+    n_bootstrap: int,
+    streams: tuple[np.random.SeedSequence, np.random.SeedSequence],
+    *,
+    interval_ap: bool,
+    report: AuditProgress,
+) -> _ModelsAudited:
+    """Audit every model (two at a time) while the scene contrasts' resamples are drawn
+    from ``streams`` (the bias bootstrap's and the permutation tests')."""
+    rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
+    rows["further"] = []
+    replicates: dict[str, dict[str, np.ndarray]] = {}
+    estimates: dict[str, dict[str, float]] = {}
+    report("models", 0, len(models))
+    # Models are independent: two threads overlap one model's sort and pair-count sweep (numpy
+    # and the compiled sweep release the GIL) with another's; the output keeps the models'
+    # order. Meanwhile this thread draws the contrasts' resamples (the multinomial draws
+    # release the GIL too), which the models need only for their scene rows, at the end.
+    # The bootstrap's matrix products are small: BLAS threads beside the model threads only
+    # oversubscribe the cores.
+    drawn: Future[list[_ContrastDraws]] = Future()
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
+    ):
+        futures = [
+            pool.submit(_audit_model, bench, model, resamples, drawn, interval_ap)
+            for model in models
+        ]
+        try:
+            contrasts, empty = (
+                _contrast_draws(bench, scene, n_bootstrap, *streams)
+                if scene is not None
+                else ([], [])
+            )
+        except BaseException as exc:
+            drawn.set_exception(exc)
+            raise
+        drawn.set_result(contrasts)
+        for done, _ in enumerate(as_completed(futures), start=1):
+            report("models", done, len(models))
+    for model, future in zip(models, futures, strict=True):
+        model_estimates, model_replicates, model_rows = future.result()
+        estimates[model.name], replicates[model.name] = model_estimates, model_replicates
+        for name, new_rows in model_rows.items():
+            rows[name].extend(new_rows)
+    return _ModelsAudited(rows, estimates, replicates, empty)
+
+
+def _model_tables(
+    models: Sequence[ModelScores], rows: dict[str, list[dict]], soft_labels: np.ndarray | None
+) -> dict[str, pd.DataFrame]:
+    """The optional tables drawn from the models' rows: further metrics, Prob-AUC (with soft
+    labels), the metrics' agreement and spread (two models or more), pair-type means."""
+    tables_: dict[str, pd.DataFrame] = {
+        "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
+    }
+    if soft_labels is not None:
+        tables_["prob_auc"] = pd.DataFrame(
+            [
+                {
+                    "model": m.name,
+                    "family": m.family,
+                    "prob_auc": tables.prob_auc(m.scores, soft_labels),
+                }
+                for m in models
+            ],
+            columns=["model", "family", "prob_auc"],
+        )
+    if len(models) >= 2:
+        metric_rows = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
+        tables_["agreement"] = tables.metric_agreement(metric_rows)
+        tables_["spread"] = tables.spread_table(metric_rows)
+    tables_["pair_type_means"] = tables.pair_type_means(
+        _frame("scene_pairs", rows["scene_pairs"]),
+        _frame("scene_conditioned", rows["scene_conditioned"]),
+    )
+    return tables_
+
+
+def _definition_tables(
+    ground_truth: GroundTruth,
+    definition_scores: Sequence[DefinitionScores],
+    classes: FrameClasses,
+    queries: Sequence[Query],
+    resamples: np.ndarray,
+    seed: int,
+    report: AuditProgress,
+) -> dict[str, pd.DataFrame]:
+    """The definition-conditioned probes, on the models' paired video draws."""
+    report("definitions", 0, 1)
+    probes = audit_definitions(
+        ground_truth,
+        definition_scores,
+        classes,
+        queries,
+        resamples=resamples,
+        selection_seed=seed,
+    )
+    report("definitions", 1, 1)
+    return {
+        "definition_probes": probes.probes,
+        "definition_queries": probes.queries,
+        "definition_classes": probes.classes,
+    }
+
+
+def _readout(
+    ground_truth: GroundTruth,
+    features: Sequence[Features],
+    resamples: np.ndarray,
+    report: AuditProgress,
+) -> pd.DataFrame:
+    """The prototype readout of the features, on the models' paired video draws."""
+    report("features", 0, 1)
+    readout = audit_features(ground_truth, features, resamples=resamples)
+    report("features", 1, 1)
+    return readout
 
 
 def _audit_model(
@@ -433,29 +636,6 @@ class _ContrastDraws:
     plus: np.ndarray  # the whole ⊕ pole (scene-conditioned AUC)
     minus: np.ndarray
     populations: dict[str, _PopulationDraws]
-
-
-def _check_types(ground_truth: object, models: object, scene: object) -> None:
-    """Refuse arguments of the wrong kind with what was expected, not an AttributeError."""
-    if not isinstance(ground_truth, GroundTruth):
-        raise AuditInputError(
-            f"ground_truth must be a GroundTruth (see load_ground_truth), got "
-            f"{type(ground_truth).__name__}"
-        )
-    if isinstance(models, ModelScores) or not isinstance(models, Sequence):
-        raise AuditInputError(
-            f"models must be a sequence of ModelScores, got {type(models).__name__}"
-        )
-    for i, model in enumerate(models):
-        if not isinstance(model, ModelScores):
-            raise AuditInputError(
-                f"models[{i}] must be a ModelScores, e.g. ModelScores('name', scores, "
-                f"source='...') or load_scores(...); got {type(model).__name__}"
-            )
-    if scene is not None and not isinstance(scene, SceneLabels):
-        raise AuditInputError(
-            f"scene must be SceneLabels (see load_scene_labels) or None, got {type(scene).__name__}"
-        )
 
 
 def _contrast_draws(
@@ -804,6 +984,9 @@ def _frame(name: str, rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_COLUMNS[name])
 
 
+# --- conventions --------------------------------------------------------------------------
+
+
 def _conventions(
     ground_truth: GroundTruth,
     models: Sequence[ModelScores],
@@ -811,8 +994,15 @@ def _conventions(
     n_bootstrap: int,
     seed: int,
     empty_contrasts: list[str],
+    *,
+    definition_scores: Sequence[DefinitionScores],
+    classes: FrameClasses | None,
+    queries: Sequence[Query],
+    features: Sequence[Features],
 ) -> dict:
-    return {
+    """How the tables were computed, as the report states it: the inputs, the tie and
+    bootstrap conventions, and those of the definition probes and the readout when run."""
+    conventions: dict[str, object] = {
         "ground_truth": ground_truth.source,
         **ground_truth.conventions,
         "normal_category": ground_truth.normal_category,
@@ -841,6 +1031,27 @@ def _conventions(
             _not_in_ground_truth(scene.not_in_ground_truth) if scene is not None else None
         ),
     }
+    if definition_scores:
+        conventions["definition_scores"] = {
+            "models": [
+                {"name": m.name, "family": m.family, "source": m.source, "notes": list(m.notes)}
+                for m in definition_scores
+            ],
+            "classes": classes.source if classes is not None else "video categories",
+            "queries": sorted({q.source for q in queries}) or ["one singleton query per class"],
+            "target_rule": "a frame is a target of Γ when its class set lies inside Γ; frames "
+            "holding an excluded class are excluded anomalies",
+            "ap_intervals": "none (AP values are point estimates)",
+            "selection_bootstrap": "clusters of multi-event videos sharing one class set, "
+            "resampled with replacement",
+        }
+    if features:
+        conventions["features"] = {
+            "models": [{"name": f.name, "family": f.family, "source": f.source} for f in features],
+            "snippet_frames": sorted({f.snippet_repeat for f in features}),
+            "snippet_label_rule": SNIPPET_LABEL_RULE,
+        }
+    return conventions
 
 
 def _not_in_ground_truth(videos: tuple[str, ...], shown: int = 10) -> str:

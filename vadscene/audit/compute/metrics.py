@@ -31,7 +31,8 @@ def ratio_or_nan(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 def pooled_pair_sums(u: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
     """kᵀUk per replicate: the weighted pair count over all anomalous/normal frame pairs."""
-    return np.einsum("rv,rv->r", multiplicities @ u, multiplicities)
+    sums: np.ndarray = np.einsum("rv,rv->r", multiplicities @ u, multiplicities)
+    return sums
 
 
 def micro_auroc(

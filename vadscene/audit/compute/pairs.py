@@ -53,7 +53,8 @@ def video_constant_pair_counts(values: np.ndarray, a: np.ndarray, n: np.ndarray)
     """
     values = np.asarray(values, dtype=np.float64)
     above = (values[:, None] > values[None, :]) + 0.5 * (values[:, None] == values[None, :])
-    return np.outer(a, n) * above
+    counts: np.ndarray = np.outer(a, n) * above
+    return counts
 
 
 def pair_count_matrix(
@@ -110,7 +111,7 @@ def sorted_pair_counts(
     so the result does not depend on the order of the additions.
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    return _count_sorted(
+    counts: np.ndarray = _count_sorted(
         scores,
         np.ascontiguousarray(row, dtype=np.int64),
         np.ascontiguousarray(column, dtype=np.int64),
@@ -118,6 +119,7 @@ def sorted_pair_counts(
         shape[0],
         shape[1],
     )
+    return counts
 
 
 @njit(cache=True, nogil=True)

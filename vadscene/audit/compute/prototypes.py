@@ -4,8 +4,8 @@ paper [audit] §3.2, Table 2).
 
 For snippet features z_i and support sets S± the prototypes are the class means
 p± = mean_{j∈S±} z_j, and the snippet's score is q_i = cos(z_i, p⁺) − cos(z_i, p⁻). q is
-repeated over the snippet's frames (as scores are, :func:`.loaders.load_scores`) and read
-with the AUROC of the matching granularity:
+repeated over the snippet's frames (as scores are, :func:`vadscene.audit.io.scores.load_scores`)
+and read with the AUROC of the matching granularity:
 
 - global: S⁺ = snippets of anomalous videos, S⁻ = snippets of normal videos (video labels
   only) — read with micro AUROC;
@@ -98,10 +98,10 @@ def prototype_scores(
     left_out = 0
     for i, z in enumerate(features.per_video):
         z = z.astype(np.float64, copy=False)
-        category = category_means.get(ground_truth.categories[i])
+        prototype = category_means.get(ground_truth.categories[i])
         vectors = [
             global_sides / np.maximum(global_sizes, 1)[:, None],
-            category if category is not None else np.zeros((2, z.shape[1])),
+            prototype if prototype is not None else np.zeros((2, z.shape[1])),
             sums[i],
         ]
         stacked = np.concatenate(vectors)  # rows: global −/+, category −/+, video sums −/+
@@ -111,7 +111,7 @@ def prototype_scores(
 
         scores["global"].append(_margin(dots, z_norm, norms, 0) if global_sizes.all() else None)
         scores["per_category"].append(
-            _margin(dots, z_norm, norms, 2) if category is not None else None
+            _margin(dots, z_norm, norms, 2) if prototype is not None else None
         )
         if (sizes[i] < 2).any():
             left_out += int(sizes[i].all())
@@ -125,9 +125,10 @@ def prototype_scores(
 
 def _margin(dots: np.ndarray, z_norm: np.ndarray, norms: np.ndarray, first: int) -> np.ndarray:
     """cos(z, p⁺) − cos(z, p⁻) with p⁻, p⁺ the vectors ``first``, ``first + 1``."""
-    return _cosine(dots[:, first + 1], z_norm, norms[first + 1]) - _cosine(
+    margin: np.ndarray = _cosine(dots[:, first + 1], z_norm, norms[first + 1]) - _cosine(
         dots[:, first], z_norm, norms[first]
     )
+    return margin
 
 
 def _leave_one_out(
@@ -149,7 +150,8 @@ def _leave_one_out(
             mine, sum_norms[side] ** 2 - 2 * dots[:, side] + squares, sum_norms[side] ** 2
         )
         cosines[:, side] = _cosine(left_dot, z_norm, np.sqrt(np.maximum(left_square, 0.0)))
-    return cosines[:, 1] - cosines[:, 0]
+    margin: np.ndarray = cosines[:, 1] - cosines[:, 0]
+    return margin
 
 
 def audit_features(

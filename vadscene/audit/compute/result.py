@@ -141,7 +141,7 @@ class AuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: NaN becomes null, tables become lists of records."""
-        return _clean(
+        cleaned: dict[str, Any] = _clean(
             {
                 "conventions": self.conventions,
                 "summary": self.summary,
@@ -154,6 +154,7 @@ class AuditResult:
                 },
             }
         )
+        return cleaned
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"

@@ -44,9 +44,8 @@ def bias_auroc(
 @njit(cache=True, nogil=True)
 def _bias_wins(positive_counts, negative_counts, order, below, at_or_below):  # type: ignore[no-untyped-def]
     # Compiled and free of the GIL: an audit runs this for every model × contrast × population
-    # with B replicates, and as numpy calls on (B, n) arrays it held the GIL for most of the
-    # model threads' time. Counts are whole numbers, so every sum is exact in any order and
-    # halving the replicate's total equals summing the halves.
+    # with B replicates, from all the model threads at once. Counts are whole numbers, so every
+    # sum is exact in any order and halving the replicate's total equals summing the halves.
     wins = np.empty(negative_counts.shape[0])
     cumulative = np.empty(negative_counts.shape[1] + 1)
     for r in range(negative_counts.shape[0]):

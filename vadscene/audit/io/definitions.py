@@ -86,7 +86,8 @@ def load_definition_scores(
       holds definition j of ``definitions`` or, when not given, of the folder's
       ``definitions.txt`` (one definition per line).
 
-    Snippet repetition, truncation and padding follow :func:`.loaders.load_scores`.
+    Snippet repetition, truncation and padding follow
+    :func:`vadscene.audit.io.scores.load_scores`.
     """
     path = Path(path)
     if not path.exists():

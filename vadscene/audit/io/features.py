@@ -37,8 +37,8 @@ def load_features(
     """A folder of per-video ``(snippets × d)`` ``.npy`` features (ids from the stems).
 
     A video of n frames needs m snippets with m·k within the range the scores allow
-    (:func:`.loaders.load_scores`: up to k − 1 frames too many, up to k too few); every
-    video the same d; values finite.
+    (:func:`vadscene.audit.io.scores.load_scores`: up to k − 1 frames too many, up to k too
+    few); every video the same d; values finite.
     """
     path = Path(path)
     if not path.is_dir():

@@ -95,8 +95,7 @@ def load_scores(
       errors: average the crops first.
     - **concatenated** ``.npy``: one 1-D array holding all videos back to back, in
       ``video_order`` (a list file read by :func:`vadscene.benchmark.video_lists.read_video_list`,
-      or
-      a sequence of ids/entries; default: the ground truth's order). With
+      or a sequence of ids/entries; default: the ground truth's order). With
       ``snippet_repeat=1`` video ``v`` owns ``n_v`` values. With ``snippet_repeat=k > 1`` it
       owns ``m_v`` snippet scores, where ``m_v`` follows the first rule among ``ceil(n_v/k)``,
       ``floor(n_v/k)``, ``(n_v-1)//k`` whose total equals the array's length (rules with
@@ -114,61 +113,62 @@ def load_scores(
     exactly ``n`` scores. Scores must be finite. Videos of the scores missing from the ground
     truth, and ground-truth videos without scores, are errors listing them.
     """
-    in_memory = not isinstance(path, str | Path)
-    if in_memory:
+    file = Path(path) if isinstance(path, str | Path) else None
+    label: Path | str
+    if file is None:
         label = f"scores of model '{name}'"
     else:
-        path = label = Path(path)
-        if not path.exists():
-            raise AuditInputError(f"{path}: score file or folder not found")
+        label = file
+        if not file.exists():
+            raise AuditInputError(f"{file}: score file or folder not found")
     if isinstance(snippet_repeat, bool) or not isinstance(snippet_repeat, int):
         raise AuditInputError(f"{label}: snippet_repeat must be an integer, got {snippet_repeat!r}")
     if snippet_repeat < 1:
         raise AuditInputError(f"{label}: snippet_repeat must be >= 1, got {snippet_repeat}")
     unit = "snippet" if snippet_repeat > 1 else "frame"
-    suffix = "" if in_memory else path.suffix.lower()
+    suffix = "" if file is None else file.suffix.lower()
     mapping = isinstance(path, Mapping)
-    concatenated = (in_memory and not mapping) or (
-        not in_memory and path.is_file() and suffix == ".npy"
+    concatenated = (file is None and not mapping) or (
+        file is not None and file.is_file() and suffix == ".npy"
     )
     if video_order is not None and not concatenated:
         raise AuditInputError(
             f"{label}: video_order applies to one concatenated .npy score array only"
         )
     notes: list[str] = []
-    if mapping:
+    if isinstance(path, Mapping):
         notes.append("format: in-memory mapping of video → scores")
         per_video = {
             video_id_from_entry(str(video)): _one_video(values, f"{label}: video {video}", unit)
             for video, values in path.items()
         }
-    elif in_memory:
+    elif file is None:
         order = _video_order(label, ground_truth, video_order)
         per_video = _split_concatenated(
             label, np.asarray(path), ground_truth, order, snippet_repeat, notes
         )
         notes[-1] = notes[-1].replace("one concatenated .npy", "one in-memory array")
-    elif path.is_dir():
+    elif file.is_dir():
         notes.append("format: folder of per-video .npy score arrays")
-        per_video = _read_score_folder(path, unit)
+        per_video = _read_score_folder(file, unit)
     elif suffix in TABLE_SEPARATORS:
         notes.append(f"format: score table ({suffix[1:]})")
-        per_video = _read_score_table(path, unit)
+        per_video = _read_score_table(file, unit)
     elif concatenated:
-        order = _video_order(path, ground_truth, video_order)
+        order = _video_order(file, ground_truth, video_order)
         per_video = _split_concatenated(
-            path, load_npy(path), ground_truth, order, snippet_repeat, notes
+            file, load_npy(file), ground_truth, order, snippet_repeat, notes
         )
     else:
         raise AuditInputError(
-            f"{path}: unsupported score file; expected a folder of .npy files, one "
+            f"{file}: unsupported score file; expected a folder of .npy files, one "
             "concatenated .npy, or a .csv/.tsv/.parquet table"
         )
     scores = align_scores(label, ground_truth, per_video, snippet_repeat, notes)
     return ModelScores(
         name=name,
         scores=scores,
-        source="in-memory scores" if in_memory else str(path),
+        source="in-memory scores" if file is None else str(file),
         family=family,
         notes=tuple(notes),
     )

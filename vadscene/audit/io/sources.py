@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from vadscene.audit.io.definitions import (
     DefinitionScores,
@@ -28,6 +30,10 @@ from vadscene.core import jsonio
 from vadscene.core.catalogue import load_catalogue
 from vadscene.core.errors import parse_failure
 from vadscene.store.workspace import Workspace
+
+IntervalEnd = Literal["exclusive", "inclusive"]
+"""Where a ground-truth interval ends: ``exclusive`` (frames s ≤ f < e) or ``inclusive``."""
+INTERVAL_ENDS: tuple[IntervalEnd, ...] = get_args(IntervalEnd)
 
 
 def read_model_list(path: Path | str) -> list[ModelSpec]:
@@ -64,7 +70,7 @@ def gather_inputs(
     *,
     ground_truth: Path | str | None = None,
     ground_truth_format: str | None = None,
-    interval_end: str = "exclusive",
+    interval_end: IntervalEnd = "exclusive",
     frame_counts: Path | str | None = None,
     models: Sequence[ModelSpec] = (),
     snippet_repeat: int = 1,
@@ -123,33 +129,51 @@ def gather_inputs(
     return truth, scores, scene
 
 
-def read_probe_list(path: Path | str) -> dict:
+@dataclass(frozen=True)
+class ProbeList:
+    """The optional audit inputs a probes file lists (:func:`read_probe_list`), paths resolved
+    against the file's folder; ``None``: the file does not give it."""
+
+    source: Path
+    definition_scores: tuple[ModelSpec, ...] = ()
+    features: tuple[ModelSpec, ...] = ()
+    queries: Path | None = None
+    events: Path | None = None
+    feature_snippet_frames: int | None = None
+
+
+def read_probe_list(path: Path | str) -> ProbeList:
     """The optional audit inputs listed in a JSON object (paths relative to the file), e.g.
     the demo's ``benchmark/probes.json``: ``definition_scores`` and ``features`` (lists of
     ``{name, path, family}``), ``queries`` and ``events`` (paths), ``feature_snippet_frames``.
-    Returns the keyword arguments of :func:`gather_probe_inputs`."""
+    """
     path = Path(path)
     try:
         entries = jsonio.loads(path.read_text(encoding="utf-8"))
 
-        def specs(key: str) -> list[ModelSpec]:
-            return [
+        def specs(key: str) -> tuple[ModelSpec, ...]:
+            return tuple(
                 ModelSpec(
                     e["name"], path.parent / e["path"], e.get("family"), e.get("snippet_repeat")
                 )
                 for e in entries.get(key, [])
-            ]
+            )
 
-        return {
-            "definition_scores": specs("definition_scores"),
-            "features": specs("features"),
-            **{k: path.parent / entries[k] for k in ("queries", "events") if entries.get(k)},
-            **(
-                {"feature_snippet_frames": int(entries["feature_snippet_frames"])}
+        def listed_path(key: str) -> Path | None:
+            return path.parent / entries[key] if entries.get(key) else None
+
+        return ProbeList(
+            source=path,
+            definition_scores=specs("definition_scores"),
+            features=specs("features"),
+            queries=listed_path("queries"),
+            events=listed_path("events"),
+            feature_snippet_frames=(
+                int(entries["feature_snippet_frames"])
                 if "feature_snippet_frames" in entries
-                else {}
+                else None
             ),
-        }
+        )
     except FileNotFoundError:
         raise AuditInputError(f"{path}: probes file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import altair as alt
 import pandas as pd
@@ -41,6 +41,9 @@ sorted order) as one bar each: a chart embeds every row (Altair refuses more tha
 the 4,754 videos of XD-Violence would be bars under a pixel wide."""
 _LABEL_LIMIT = 340
 _Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
+_Channel = TypeVar("_Channel", alt.Facet, alt.Column)
+# Layers are combined by alt.LayerChart(layer=[...]): for layers without facet encodings it is
+# what alt.layer(...) builds, and its type says so (alt.layer's admits a FacetChart).
 
 
 def model_order(result: AuditResult) -> list[str]:
@@ -121,7 +124,9 @@ def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChar
             )
         },
     )
-    chart = alt.layer(band, _chance_rule(alt.Chart(one_row), scale), points).properties(
+    chart = alt.LayerChart(
+        layer=[band, _chance_rule(alt.Chart(one_row), scale), points]
+    ).properties(
         width=560,
         # one sub-band per model: shrink them as models multiply so the chart stays on a page
         height=alt.Step(max(5, min(14, 96 // len(model_order(result))))),
@@ -158,12 +163,12 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
     # The band where most intervals overlap ([audit] Fig. S1): inside it, models are not told
     # apart by their intervals alone.
     bands = {
-        panel: overlap_band(group["ci_low"], group["ci_high"])
+        panel: overlap_band(group["ci_low"], group["ci_high"]) or (None, None)
         for panel, group in data.groupby("panel")
     }
     data = data.assign(
-        band_low=data["panel"].map(lambda p: bands[p][0] if bands[p] else None),
-        band_high=data["panel"].map(lambda p: bands[p][1] if bands[p] else None),
+        band_low=data["panel"].map(lambda p: bands[p][0]),
+        band_high=data["panel"].map(lambda p: bands[p][1]),
     )
     band = (
         alt.Chart()
@@ -173,11 +178,13 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
         .mark_rect(color=NORMAL_COLOUR, opacity=0.15)
         .encode(x=alt.X("band_low:Q", scale=scale), x2="band_high:Q")
     )
-    layered = alt.layer(band, chance, points, data=data).properties(
+    layered = alt.LayerChart(layer=[band, chance, points], data=data).properties(
         width=380, height=alt.Step(26 if len(model_order(result)) <= 6 else 16)
     )
     chart = layered.facet(
-        facet=_panel_header([GRANULARITY_LABELS[g] for g in GRANULARITY_LABELS if g in present]),
+        facet=_panel_header(
+            [GRANULARITY_LABELS[g] for g in GRANULARITY_LABELS if g in present], alt.Facet
+        ),
         columns=2,
     ).properties(
         title=_title(
@@ -220,9 +227,11 @@ def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
             f"w = {percent(w)} of anomalous–normal pairs are within-video, so perfect "
             f"localisation can raise micro by at most w/2 = {gain:.4f} AUROC.",
         )
-    layered = alt.layer(bars, ci, labels, data=data).properties(width=280, height=alt.Step(24))
+    layered = alt.LayerChart(layer=[bars, ci, labels], data=data).properties(
+        width=280, height=alt.Step(24)
+    )
     chart = layered.facet(
-        column=_panel_header([GRANULARITY_LABELS[g] for g in parts], channel=alt.Column)
+        column=_panel_header([GRANULARITY_LABELS[g] for g in parts], alt.Column)
     ).properties(title=_title("How much of pooled AUROC is within-video?", *subtitle))
     return _finish(chart)
 
@@ -241,6 +250,11 @@ def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> alt.Lay
         model = next(m for m in [*model_order(result), *pairs["model"]] if m in present)
     elif model not in present:
         raise ValueError(f"no scene-pair rows for model {model!r}; have {sorted(present)}")
+    return _heatmap(pairs, model)
+
+
+def _heatmap(pairs: pd.DataFrame, model: str) -> alt.LayerChart:
+    """:func:`scene_pair_heatmap` of a ``model`` that has rows among the scene ``pairs``."""
     data = _heatmap_cells(pairs[pairs["model"] == model])
     base = alt.Chart(data).encode(
         x=alt.X(
@@ -266,7 +280,7 @@ def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> alt.Lay
             "abs(datum.auroc - 0.5) > 0.3", alt.value("white"), alt.value("#212121")
         ),
     )
-    chart = alt.layer(cells, text).properties(
+    chart = alt.LayerChart(layer=[cells, text]).properties(
         width=alt.Step(80),
         height=alt.Step(38),
         title=_title(
@@ -283,14 +297,14 @@ def scene_pair_heatmap_specs(result: AuditResult) -> dict[str, dict[str, Any]]:
     """Every model's :func:`scene_pair_heatmap` as a Vega-Lite spec, in model order.
 
     The heatmaps differ only in their cells and title, so the first is built by Altair and
-    the others are its spec with those two replaced: Altair takes ≈ 50 ms to build and
-    serialise one, 0.8 s of a report for 16 models.
+    the others are its spec with those two replaced, instead of building and serialising one
+    chart per model.
     """
     pairs = result.scene_pairs
     models = [m for m in model_order(result) if m in set(pairs["model"])]
     if not models:
         return {}
-    template = scene_pair_heatmap(result, models[0]).to_dict(validate=False)
+    template = _heatmap(pairs, models[0]).to_dict(validate=False)
     template.pop("datasets")
     specs = {}
     for model in models:
@@ -336,7 +350,7 @@ def composition_chart(result: AuditResult) -> alt.Chart | None:
     )
     bars = len(videos)
     named = bars <= 60  # beyond that, names would be unreadable slivers: the tooltip carries them
-    chart = (
+    chart: alt.Chart = (
         alt.Chart(data)
         .mark_bar()
         .encode(
@@ -437,15 +451,18 @@ def _point_ci(
         **common,
         **(extra or {}),
     )
-    return alt.layer(rule, point)
+    return alt.LayerChart(layer=[rule, point])
 
 
 def _chance_rule(base: alt.Chart, scale: alt.Scale) -> alt.Chart:
     """Dashed rule at 0.5 on the layer's x scale (a bare datum would widen the domain to 0)."""
-    return base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(x=alt.XDatum(0.5, scale=scale))
+    rule: alt.Chart = base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(
+        x=alt.XDatum(0.5, scale=scale)
+    )
+    return rule
 
 
-def _panel_header(order: list[str], channel: type = alt.Facet) -> alt.Facet | alt.Column:
+def _panel_header(order: list[str], channel: type[_Channel]) -> _Channel:
     """Facet on the ``panel`` column (a granularity label), headers bold and left-aligned."""
     return channel(
         "panel:N",
@@ -485,17 +502,21 @@ def _finish(chart: _Chart) -> _Chart:
     its own width) would squeeze the plot behind the labels and legend, clip the titles, and
     draw nothing at all for a chart sized in steps per category.
     """
-    return (
+    finished: _Chart = (
         chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
         .configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT)
         .configure_header(labelFontSize=13)
         .configure_legend(labelFontSize=12, titleFontSize=12)
         .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
     )
+    return finished
 
 
-def is_finite_number(value: object) -> bool:
-    """A real, finite number, numpy scalars included (not a bool: that is a flag, not a value)."""
+def is_finite_number(value: object) -> TypeGuard[float]:
+    """A real, finite number, numpy scalars included (not a bool: that is a flag, not a value).
+
+    Type checkers take a true answer to mean a ``float``, which is how such a value is used.
+    """
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -537,7 +558,7 @@ def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
             for column, label in parts_labels.items()
         ]
     )
-    chart = (
+    chart: alt.Chart = (
         alt.Chart(data)
         .mark_bar()
         .encode(
@@ -601,7 +622,7 @@ def definition_delta_chart(result: AuditResult) -> alt.LayerChart | None:
             ),
         ],
     )
-    chart = alt.layer(zero, points).properties(
+    chart = alt.LayerChart(layer=[zero, points]).properties(
         width=420,
         height=alt.Step(14),
         title=_title(
@@ -661,9 +682,11 @@ def readout_chart(result: AuditResult) -> alt.FacetChart | None:
         )
     )
     chance = _chance_rule(alt.Chart(), scale)
-    layered = alt.layer(chance, rule, point, data=data).properties(width=300, height=alt.Step(20))
+    layered = alt.LayerChart(layer=[chance, rule, point], data=data).properties(
+        width=300, height=alt.Step(20)
+    )
     chart = layered.facet(
-        facet=_panel_header([READOUT_LABELS[r] for r in READOUT_LABELS]), columns=3
+        facet=_panel_header([READOUT_LABELS[r] for r in READOUT_LABELS], alt.Facet), columns=3
     ).properties(
         title=_title(
             "Is the anomaly in the representation, and does the head use it?",
@@ -689,7 +712,7 @@ def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
         id_vars=["model"], value_vars=list(labels), var_name="construction", value_name="ap"
     )
     data["construction"] = data["construction"].map(labels)
-    chart = (
+    chart: alt.Chart = (
         alt.Chart(data)
         .mark_bar()
         .encode(
@@ -749,7 +772,7 @@ def support_chart(result: AuditResult) -> alt.Chart | None:
             ),
         ]
     )
-    chart = (
+    chart: alt.Chart = (
         alt.Chart(data)
         .mark_bar()
         .encode(

@@ -1,0 +1,216 @@
+"""One audit request: every input and option of an audit, gathered once for the CLI and the app.
+
+``vadscene audit`` and the app's Audit page both describe a run as an :class:`AuditRequest`;
+:func:`prepare` reads what it names (ground truth, scores, scene labels, probe inputs, soft
+labels) into a :class:`PreparedAudit`, whose :meth:`~PreparedAudit.run` is
+:func:`~vadscene.audit.compute.engine.run_audit`, and :func:`write_outputs` writes the report
+files the request asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from vadscene.audit.compute.engine import AuditProgress, run_audit
+from vadscene.audit.compute.result import AuditResult
+from vadscene.audit.io.definitions import DefinitionScores, FrameClasses, Query
+from vadscene.audit.io.features import Features
+from vadscene.audit.io.scene_labels import SceneLabels
+from vadscene.audit.io.scores import ModelScores, ModelSpec
+from vadscene.audit.io.soft_labels import load_soft_labels
+from vadscene.audit.io.sources import (
+    INTERVAL_ENDS,
+    IntervalEnd,
+    ProbeList,
+    gather_inputs,
+    gather_probe_inputs,
+    read_model_list,
+    read_probe_list,
+)
+from vadscene.audit.report.latex import write_latex_tables
+from vadscene.audit.report.writer import check_report_folder, write_report
+from vadscene.benchmark.frames import AuditInputError, GroundTruth
+from vadscene.core.paths import output_folder
+
+_Value = TypeVar("_Value", Path, int)
+
+DEFAULT_FEATURE_SNIPPET_FRAMES = 16
+"""Frames per feature snippet when neither the request nor a probes file gives it."""
+
+
+class AuditRequestError(AuditInputError):
+    """An audit request that cannot be prepared; the message names the option or file."""
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """Every input and option of one audit, as ``vadscene audit`` takes them.
+
+    Models are ``scores`` followed by those of the ``model_lists`` (``models.json`` files,
+    :func:`~vadscene.audit.io.sources.read_model_list`); ``snippet_repeat`` applies to those
+    that give no repeat of their own. The definition scores and features are the ones given
+    here followed by those of the ``probe_lists`` (``probes.json`` files,
+    :func:`~vadscene.audit.io.sources.read_probe_list`); ``events``, ``queries`` and
+    ``feature_snippet_frames`` given here win over a probes file's. A ``workspace`` supplies
+    the ground truth (when none is given), frame counts and scene labels
+    (:func:`~vadscene.audit.io.sources.gather_inputs`). ``out`` is the report folder, checked
+    before anything is read; ``None`` when the caller writes the report elsewhere.
+    """
+
+    ground_truth: Path | None = None
+    ground_truth_format: str | None = None  # None: detected from the file
+    interval_end: IntervalEnd = "exclusive"
+    frame_counts: Path | None = None
+    workspace: Path | None = None
+    scores: tuple[ModelSpec, ...] = ()
+    model_lists: tuple[Path, ...] = ()
+    snippet_repeat: int = 1
+    video_order: Path | None = None
+    release: Path | None = None
+    labels: Path | None = None
+    catalogue: Path | None = None
+    probe_lists: tuple[Path, ...] = ()
+    definition_scores: tuple[ModelSpec, ...] = ()
+    events: Path | None = None
+    queries: Path | None = None
+    features: tuple[ModelSpec, ...] = ()
+    feature_snippet_frames: int | None = None  # None (or 0): a probes file's, else 16
+    soft_labels: Path | None = None
+    bootstrap: int = 1000
+    seed: int = 0
+    interval_ap: bool = False
+    latex: bool = False
+    svg: bool = False
+    out: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.interval_end not in INTERVAL_ENDS:
+            raise AuditRequestError(
+                f"interval_end {self.interval_end!r}: expected one of {', '.join(INTERVAL_ENDS)}"
+            )
+
+
+@dataclass(frozen=True)
+class PreparedAudit:
+    """An audit's inputs, read and aligned to the ground truth: the arguments of
+    :func:`~vadscene.audit.compute.engine.run_audit`."""
+
+    request: AuditRequest
+    ground_truth: GroundTruth
+    models: tuple[ModelScores, ...]
+    scene: SceneLabels | None
+    definition_scores: tuple[DefinitionScores, ...]
+    classes: FrameClasses | None
+    queries: tuple[Query, ...]
+    features: tuple[Features, ...]
+    soft_labels: np.ndarray | None
+
+    def run(self, progress: AuditProgress | None = None) -> AuditResult:
+        """The audit of these inputs with the request's bootstrap, seed and interval AP."""
+        return run_audit(
+            self.ground_truth,
+            self.models,
+            self.scene,
+            n_bootstrap=self.request.bootstrap,
+            seed=self.request.seed,
+            progress=progress,
+            definition_scores=self.definition_scores,
+            classes=self.classes,
+            queries=self.queries,
+            features=self.features,
+            soft_labels=self.soft_labels,
+            interval_ap=self.request.interval_ap,
+        )
+
+
+def prepare(request: AuditRequest) -> PreparedAudit:
+    """Read every input ``request`` names, refusing a bad one before the next is read.
+
+    In order: the report folder (``out``, not created yet), the model lists, the ground
+    truth, scene labels and scores, the probe lists, the definition scores, events, queries
+    and features, the soft labels.
+    """
+    if request.out is not None:
+        output_folder(request.out, "the audit report", create=False)
+        check_report_folder(request.out)
+    specs = [*request.scores, *(s for path in request.model_lists for s in read_model_list(path))]
+    ground_truth, models, scene = gather_inputs(
+        ground_truth=request.ground_truth,
+        ground_truth_format=request.ground_truth_format,
+        interval_end=request.interval_end,
+        frame_counts=request.frame_counts,
+        models=specs,
+        snippet_repeat=request.snippet_repeat,
+        video_order=request.video_order,
+        release=request.release,
+        workspace=request.workspace,
+        labels=request.labels,
+        catalogue=request.catalogue,
+    )
+    listed = [read_probe_list(path) for path in request.probe_lists]
+    listed_frames = _given_once(
+        listed, [p.feature_snippet_frames for p in listed], "snippet frames"
+    )
+    definition_models, classes, queries, features = gather_probe_inputs(
+        ground_truth,
+        definition_scores=[
+            *request.definition_scores,
+            *(spec for probes in listed for spec in probes.definition_scores),
+        ],
+        events=request.events or _given_once(listed, [p.events for p in listed], "events"),
+        queries=request.queries or _given_once(listed, [p.queries for p in listed], "queries"),
+        features=[*request.features, *(spec for probes in listed for spec in probes.features)],
+        snippet_repeat=request.snippet_repeat,
+        feature_snippet_frames=request.feature_snippet_frames
+        or (DEFAULT_FEATURE_SNIPPET_FRAMES if listed_frames is None else listed_frames),
+    )
+    return PreparedAudit(
+        request=request,
+        ground_truth=ground_truth,
+        models=tuple(models),
+        scene=scene,
+        definition_scores=tuple(definition_models),
+        classes=classes,
+        queries=tuple(queries),
+        features=tuple(features),
+        soft_labels=(
+            load_soft_labels(request.soft_labels, ground_truth)
+            if request.soft_labels is not None
+            else None
+        ),
+    )
+
+
+def _given_once(listed: list[ProbeList], values: list[_Value | None], what: str) -> _Value | None:
+    """The one value the probes files ``listed`` give (``values``, one per file) of ``what``;
+    files giving different values are refused, as the audit would read only one of them."""
+    given = {probes.source: value for probes, value in zip(listed, values, strict=True)}
+    distinct = {value for value in given.values() if value is not None}
+    if len(distinct) > 1:
+        sources = [str(source) for source, value in given.items() if value is not None]
+        raise AuditRequestError(
+            f"the probes files {' and '.join(sources)} give different {what}; give them "
+            "in one probes file only, or as the request's own option"
+        )
+    return next(iter(distinct), None)
+
+
+def write_outputs(
+    result: AuditResult,
+    folder: Path,
+    request: AuditRequest,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Path]:
+    """Write the report of ``result`` into ``folder``, with the figures' SVG files and the
+    LaTeX tables (under ``latex/``) when ``request`` asks for them; name → path."""
+    written = write_report(result, folder, svg=request.svg, progress=progress)
+    if request.latex:
+        tables = write_latex_tables(result, folder / "latex")
+        written |= {f"latex/{name}": path for name, path in tables.items()}
+    return written

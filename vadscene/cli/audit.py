@@ -1,0 +1,319 @@
+"""Audit commands: ``audit`` model scores into a report, build the DC-SelΔ ``splices``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vadscene.benchmark.ground_truth import GROUND_TRUTH_FORMATS
+from vadscene.cli.console import err, out, progress_bar
+from vadscene.cli.options import (
+    EventsOption,
+    FrameCountsOption,
+    GroundTruthOption,
+    IntervalEndOption,
+    require_choice,
+)
+from vadscene.core.errors import VadsceneError
+from vadscene.core.paths import output_folder
+from vadscene.store.workspace import Workspace
+
+commands = typer.Typer()
+
+
+@commands.command(
+    epilog="Example: vadscene audit --gt Temporal_Anomaly_Annotation.txt --frame-counts "
+    "frames.txt --scores rtfm=scores/rtfm@i3d --scores vadclip=scores/vadclip.csv@clip "
+    "--snippet-repeat 16 --release releases/ucf-v1.json --out audit-report"
+)
+def audit(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
+    gt: GroundTruthOption = None,
+    gt_format: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Ground-truth format ({', '.join(GROUND_TRUTH_FORMATS)}); "
+            "default: detected from the file."
+        ),
+    ] = None,
+    interval_end: IntervalEndOption = "exclusive",
+    frame_counts: FrameCountsOption = None,
+    scores: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=PATH[@FAMILY][:K] per model: .npy folder, .npy, CSV or Parquet; "
+            ":K = this model's scores are per snippet of K frames (overrides --snippet-repeat)."
+        ),
+    ] = None,
+    models_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--models",
+            help="JSON list of {name, path, family, snippet_repeat} (paths relative to the "
+            "file; family and snippet_repeat optional), e.g. the demo's benchmark/models.json; "
+            "combines with --scores.",
+        ),
+    ] = None,
+    snippet_repeat: Annotated[
+        int,
+        typer.Option(
+            help="Scores are per snippet of this many frames (16 is common), for every model "
+            "that gives no :K of its own."
+        ),
+    ] = 1,
+    video_order: Annotated[
+        Path | None,
+        typer.Option(help="Video list giving the order of a concatenated .npy score file."),
+    ] = None,
+    release: Annotated[
+        Path | None, typer.Option(help="Scene labels from this release file.")
+    ] = None,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            help="Ground truth, frame counts and scene labels (unless --release or --labels) "
+            "from this workspace."
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Scene labels from a table (CSV/TSV/Parquet): long (video, factor, value), "
+            "wide (a video column and one column per factor), or an `export --csv` file."
+        ),
+    ] = None,
+    catalogue: Annotated[
+        Path | None,
+        typer.Option(
+            help="Catalogue the --labels table is checked against (default: UCF-Crime's)."
+        ),
+    ] = None,
+    bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates (0 = none).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap draws.")] = 0,
+    definition_scores: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=PATH[@FAMILY] per model scored once per definition: a table video, "
+            "frame, definition, score (CSV/Parquet) or a folder of (T × D) .npy with "
+            "definitions.txt; adds the definition-following probes."
+        ),
+    ] = None,
+    events: EventsOption = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            help='D@5 queries: JSON list of {"definition", "classes"} (default: one '
+            "singleton query per class)."
+        ),
+    ] = None,
+    features: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=PATH[@FAMILY] per model: folder of per-video (snippets × d) .npy "
+            "features; adds the prototype readout."
+        ),
+    ] = None,
+    feature_snippet_frames: Annotated[
+        int | None, typer.Option(help="Frames per feature snippet (default 16).")
+    ] = None,
+    interval_ap: Annotated[
+        bool,
+        typer.Option(
+            "--interval-ap",
+            help="Also interval AP by the released VadCLIP rule (original, video-mean, "
+            "whole-video intervals).",
+        ),
+    ] = False,
+    soft_labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="Soft frame labels in [0, 1] (table video, frame, label, e.g. the share of "
+            "annotators): adds each model's Prob-AUC."
+        ),
+    ] = None,
+    probes_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--probes",
+            help="JSON object listing definition_scores and features ({name, path, family}), "
+            "queries, events (paths relative to the file), e.g. the demo's "
+            "benchmark/probes.json; combines with the options above.",
+        ),
+    ] = None,
+    latex: Annotated[
+        bool,
+        typer.Option(
+            "--latex",
+            help="Also write booktabs LaTeX tables (metrics, bias, resolved pairs) to OUT/latex.",
+        ),
+    ] = False,
+    svg: Annotated[
+        bool,
+        typer.Option(
+            "--svg",
+            help="Also render every figure to OUT/figures/NAME.svg, shown in report.md "
+            "(≈ 0.2 s a figure; report.html draws them in the browser either way).",
+        ),
+    ] = False,
+) -> None:
+    """Audit model frame scores: AUROC granularities, bootstrap CIs, scene bias; write a report.
+
+    Without --scores it reports the benchmark's composition (a ground-truth-only run).
+    """
+    from vadscene.audit.io.scores import parse_scores_argument
+    from vadscene.audit.io.sources import INTERVAL_ENDS
+    from vadscene.audit.report.summary import summary_line
+    from vadscene.audit.report.writer import REPORT_STEPS, bias_warnings
+    from vadscene.audit.request import AuditRequest, prepare, write_outputs
+
+    request = AuditRequest(
+        ground_truth=gt,
+        ground_truth_format=gt_format,
+        interval_end=require_choice("--interval-end", interval_end, INTERVAL_ENDS),
+        frame_counts=frame_counts,
+        workspace=workspace,
+        scores=tuple(parse_scores_argument(a) for a in scores or []),
+        model_lists=(models_file,) if models_file else (),
+        snippet_repeat=snippet_repeat,
+        video_order=video_order,
+        release=release,
+        labels=labels,
+        catalogue=catalogue,
+        probe_lists=(probes_file,) if probes_file else (),
+        definition_scores=tuple(parse_scores_argument(a) for a in definition_scores or []),
+        events=events,
+        queries=queries,
+        features=tuple(parse_scores_argument(a) for a in features or []),
+        feature_snippet_frames=feature_snippet_frames,
+        soft_labels=soft_labels,
+        bootstrap=bootstrap,
+        seed=seed,
+        interval_ap=interval_ap,
+        latex=latex,
+        svg=svg,
+        out=out_dir,
+    )
+    prepared = prepare(request)
+    with progress_bar("Auditing") as update:
+        result = prepared.run(progress=lambda step, done, total: update(done, total, step))
+    with progress_bar("Writing the report") as update:
+        written = write_outputs(
+            result,
+            out_dir,
+            request,
+            progress=lambda step: update(REPORT_STEPS.index(step), len(REPORT_STEPS), step),
+        )
+    for warning in bias_warnings(result):
+        err.print(f"warning: {warning}", markup=False, highlight=False)
+    coverage = result.conventions.get("scene_coverage") or {}
+    full = f"{result.summary['videos']} of {result.summary['videos']} videos"
+    if any(covered != full for covered in coverage.values()):
+        out.print(
+            "scene labels cover " + ", ".join(f"{k}: {c}" for k, c in coverage.items()),
+            markup=False,
+        )
+    out.print(summary_line(result))
+    if prepared.models:
+        micro = result.metrics.query("granularity == 'micro'")
+        for row in micro.itertuples():
+            out.print(  # not markup: "[0.81, 0.93]" and "[nan, nan]" are text
+                f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
+                markup=False,
+            )
+    probes = result.definition_probes
+    for row in probes[probes["metric"] == "auroc"].itertuples() if not probes.empty else ():
+        value = f"{row.value:+.4f}" if math.isfinite(row.value) else "n/a (no input for it)"
+        out.print(f"  {row.model}: {row.probe} {value}", markup=False)
+    out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
+
+
+@commands.command(
+    epilog="Example: vadscene splices --workspace ucf-ws --out splices/ (the controlled DC-Sel "
+    "set: 20 span pairs per ordered class pair, seed 7)"
+)
+def splices(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the splice set.")],
+    workspace: Annotated[
+        Path | None,
+        typer.Option(help="Ground truth, frame counts and video files from this workspace."),
+    ] = None,
+    gt: GroundTruthOption = None,
+    interval_end: IntervalEndOption = "exclusive",
+    frame_counts: FrameCountsOption = None,
+    videos: Annotated[
+        Path | None, typer.Option(help="Folder of the source videos (file stem = video id).")
+    ] = None,
+    features: Annotated[
+        Path | None,
+        typer.Option(help="Folder of per-video (snippets × d) .npy features: splice these too."),
+    ] = None,
+    events: EventsOption = None,
+    seed: Annotated[int, typer.Option(help="Seed of the span and context draws.")] = 7,
+    pairs: Annotated[int, typer.Option(help="Span pairs per ordered class pair.")] = 20,
+    step_frames: Annotated[int, typer.Option(help="Frames per feature step.")] = 16,
+    min_steps: Annotated[int, typer.Option(help="Shorter spans are dropped.")] = 5,
+    max_steps: Annotated[int, typer.Option(help="Longer spans are centre-cropped.")] = 32,
+    context_steps: Annotated[int, typer.Option(help="Steps of each normal segment.")] = 8,
+) -> None:
+    """Build the controlled two-event splices N0 ⊕ A ⊕ N1 ⊕ B ⊕ N2 for DC-SelΔ: real video
+    files (and/or spliced features) with their ground truth and events table."""
+    from vadscene.audit.io.definitions import classes_from_categories, load_events
+    from vadscene.audit.io.sources import INTERVAL_ENDS, gather_inputs
+    from vadscene.audit.splices import (
+        plan_splices,
+        write_plan_files,
+        write_splice_features,
+        write_splice_videos,
+    )
+    from vadscene.video.probe import iter_video_files
+
+    ends = require_choice("--interval-end", interval_end, INTERVAL_ENDS)
+    if videos is None and workspace is None and features is None:
+        raise VadsceneError("splices: give --videos, --workspace (its videos) or --features")
+    output_folder(out_dir, "the splice set", create=False)
+    truth, _, _ = gather_inputs(
+        ground_truth=gt, interval_end=ends, frame_counts=frame_counts, workspace=workspace
+    )
+    classes = load_events(events, truth) if events else classes_from_categories(truth)
+    plan = plan_splices(
+        truth,
+        classes,
+        seed=seed,
+        pairs=pairs,
+        step_frames=step_frames,
+        min_steps=min_steps,
+        max_steps=max_steps,
+        context_steps=context_steps,
+    )
+    needed = sorted({s.video for splice in plan for s in splice.segments})
+    video_files: dict[str, Path] = {}
+    if videos is not None:
+        video_files = {p.stem: p for p in iter_video_files(videos)}
+    elif workspace is not None:
+        with Workspace.open(workspace) as ws:
+            video_files = {v: ws.video_path(v) for v in needed}
+    absent = [v for v in needed if v not in video_files] if video_files else []
+    if features is not None:
+        have = {p.stem for p in Path(features).glob("*.npy")}
+        absent += [f"{v} (features)" for v in needed if v not in have]
+    if absent:  # checked before anything is written
+        raise VadsceneError(
+            f"splices: {len(absent)} source videos have no file: {', '.join(absent[:10])}"
+        )
+    paths = write_plan_files(plan, out_dir, step_frames=step_frames)
+    if video_files:
+        with progress_bar("Splicing videos") as update:
+            write_splice_videos(plan, video_files, out_dir / "videos", progress=update)
+    if features is not None:
+        write_splice_features(plan, features, out_dir / "features", step_frames=step_frames)
+    out.print(
+        f"{len(plan)} splices of {len({(p.target, p.competitor) for p in plan})} ordered class "
+        f"pairs (seed {seed}); ground truth {paths['ground_truth'].name}, events "
+        f"{paths['events'].name}"
+        + (", videos/" if video_files else "")
+        + (", features/" if features is not None else "")
+        + f" in {out_dir}"
+    )

@@ -1,0 +1,41 @@
+"""The options several commands share, declared once, and the check of a choice option."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+
+from vadscene.core.errors import VadsceneError
+
+WorkspaceArg = Annotated[Path, typer.Argument(help="Workspace folder.", show_default=False)]
+GroundTruthOption = Annotated[
+    Path | None,
+    typer.Option(help="Temporal ground truth (default: the --workspace's, if configured)."),
+]
+IntervalEndOption = Annotated[
+    str, typer.Option(help="Interval ends in the ground truth: exclusive or inclusive.")
+]
+FrameCountsOption = Annotated[
+    Path | None,
+    typer.Option(help="Frame counts file (id count per line) when the GT has no counts."),
+]
+EventsOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Events table video, start, end, class giving the classes of anomalous "
+        "frames (default: each video's category)."
+    ),
+]
+
+_Choice = TypeVar("_Choice", bound=str)
+
+
+def require_choice(option: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
+    """``value`` as one of ``choices`` (typed as they are), or a :class:`VadsceneError`
+    naming the option and listing them."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise VadsceneError(f"unknown {option} '{value}' (expected one of: {', '.join(choices)})")

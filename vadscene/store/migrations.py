@@ -1,0 +1,183 @@
+"""The schema of the annotation store and its upgrades.
+
+The schema is versioned with SQLite's ``PRAGMA user_version``: a store at version *n* has run
+the first *n* scripts of :data:`MIGRATIONS`, and :func:`upgrade` runs the rest. A migration is
+never edited once released, only appended, so every store reaches the same schema whatever
+version it started from.
+
+"Current" decisions are kept by the schema itself: the table ``current_decision_ids`` holds
+the current row per (video, factor, annotator), ordered by :func:`time_key`, and a trigger
+updates it in the transaction of every insert into the append-only ``decisions`` log.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def time_key(column: str) -> str:
+    """SQL for the sort key of a stored time: the instant in UTC, to the microsecond.
+
+    Stored times are ISO 8601 with microseconds and an offset (``…T05:00:00.123456+05:00``).
+    ``datetime()`` converts to UTC but keeps whole seconds; the fraction is the same in every
+    offset, so it is appended from the text. Keys compare as text in time order, so the
+    release's own offsets are kept as written and still order correctly. An offset SQLite
+    cannot read (one with seconds, which Python writes and no benchmark tool does) falls back
+    to the text as written.
+    """
+    fraction = f"substr({column}, 20, 7)"
+    return (
+        f"COALESCE(datetime({column}) || CASE WHEN substr({column}, 20, 1) = '.' "
+        f"THEN {fraction} ELSE '.000000' END, {column})"
+    )
+
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: videos, the decision log, marks, measurements, thresholds.
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE videos (
+        video_id TEXT PRIMARY KEY,
+        category TEXT NOT NULL,
+        split TEXT,
+        path TEXT,
+        num_frames INTEGER NOT NULL,
+        fps REAL NOT NULL,
+        duration_s REAL NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        codec TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
+        registered_at TEXT NOT NULL
+    );
+    CREATE TABLE unreadable_files (
+        path TEXT PRIMARY KEY, reason TEXT NOT NULL, seen_at TEXT NOT NULL
+    );
+    CREATE TABLE decisions (
+        decision_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        video_id TEXT NOT NULL REFERENCES videos(video_id),
+        factor TEXT NOT NULL,
+        value TEXT,
+        annotator TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('manual', 'auto', 'override', 'consensus')),
+        decided_at TEXT NOT NULL,
+        note TEXT,
+        undoes INTEGER REFERENCES decisions(decision_id),
+        replaced_auto_value TEXT,
+        replaced_measurement REAL
+    );
+    CREATE INDEX decisions_by_key ON decisions (video_id, factor, annotator, decision_id);
+    CREATE INDEX decisions_by_annotator ON decisions (annotator, decision_id);
+    CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions
+        BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;
+    CREATE TRIGGER decisions_no_delete BEFORE DELETE ON decisions
+        BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;
+    CREATE VIEW current_decisions AS
+        SELECT d.* FROM decisions AS d
+        JOIN (SELECT MAX(decision_id) AS latest FROM decisions
+              GROUP BY video_id, factor, annotator) AS m ON d.decision_id = m.latest;
+    CREATE TABLE marks (
+        mark_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        video_id TEXT NOT NULL REFERENCES videos(video_id),
+        annotator TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('flag', 'skip', 'note')),
+        value TEXT,
+        marked_at TEXT NOT NULL
+    );
+    CREATE INDEX marks_by_key ON marks (video_id, annotator, kind, mark_id);
+    CREATE TRIGGER marks_no_update BEFORE UPDATE ON marks
+        BEGIN SELECT RAISE(ABORT, 'the mark log is append-only'); END;
+    CREATE TRIGGER marks_no_delete BEFORE DELETE ON marks
+        BEGIN SELECT RAISE(ABORT, 'the mark log is append-only'); END;
+    CREATE TABLE measurements (
+        video_id TEXT NOT NULL REFERENCES videos(video_id),
+        statistic TEXT NOT NULL,
+        value REAL NOT NULL,
+        params TEXT NOT NULL,
+        decoder TEXT NOT NULL,
+        frames_read INTEGER NOT NULL,
+        seconds REAL NOT NULL,
+        measured_at TEXT NOT NULL,
+        PRIMARY KEY (video_id, statistic)
+    );
+    CREATE TABLE thresholds (
+        factor TEXT PRIMARY KEY,
+        statistic TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        thresholds TEXT NOT NULL,
+        set_at TEXT NOT NULL
+    );
+    """,
+    # 2: measurement failures, so a corpus run reports and retries them.
+    """
+    CREATE TABLE measurement_failures (
+        video_id TEXT PRIMARY KEY REFERENCES videos(video_id),
+        reason TEXT NOT NULL,
+        params TEXT NOT NULL,
+        failed_at TEXT NOT NULL
+    );
+    """,
+    # 3: "current" is the latest decision time (row id breaks ties), kept in a table a trigger
+    # maintains; an index finds a decision by its content.
+    f"""
+    CREATE TABLE current_decision_ids (
+        video_id TEXT NOT NULL,
+        factor TEXT NOT NULL,
+        annotator TEXT NOT NULL,
+        decided_key TEXT NOT NULL,
+        decision_id INTEGER NOT NULL REFERENCES decisions(decision_id),
+        PRIMARY KEY (video_id, factor, annotator)
+    ) WITHOUT ROWID;
+    CREATE INDEX current_by_annotator ON current_decision_ids (annotator, video_id);
+    CREATE INDEX decisions_by_content ON decisions (video_id, factor, annotator, decided_at);
+    INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        SELECT video_id, factor, annotator, decided_key, decision_id FROM (
+            SELECT video_id, factor, annotator, {time_key("decided_at")} AS decided_key,
+                decision_id, ROW_NUMBER() OVER (
+                PARTITION BY video_id, factor, annotator
+                ORDER BY {time_key("decided_at")} DESC, decision_id DESC) AS rank
+            FROM decisions)
+        WHERE rank = 1;
+    CREATE TRIGGER decisions_keep_current AFTER INSERT ON decisions BEGIN
+        INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        VALUES (NEW.video_id, NEW.factor, NEW.annotator, {time_key("NEW.decided_at")},
+            NEW.decision_id)
+        ON CONFLICT (video_id, factor, annotator) DO UPDATE
+        SET decided_key = excluded.decided_key, decision_id = excluded.decision_id
+        WHERE excluded.decided_key > current_decision_ids.decided_key
+           OR (excluded.decided_key = current_decision_ids.decided_key
+               AND excluded.decision_id > current_decision_ids.decision_id);
+    END;
+    DROP VIEW current_decisions;
+    CREATE VIEW current_decisions AS
+        SELECT d.decision_id, c.video_id, c.factor, d.value, c.annotator, d.source,
+            d.decided_at, d.note, d.undoes, d.replaced_auto_value, d.replaced_measurement
+        FROM current_decision_ids AS c
+        JOIN decisions AS d ON d.decision_id = c.decision_id;
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this vadscene writes and understands."""
+
+
+def upgrade(db: sqlite3.Connection, version: int) -> None:
+    """Run the migrations after ``version`` on ``db``, inside the caller's write transaction,
+    recording each one's number as the ``user_version``."""
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        for statement in statements(script):
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {number}")
+
+
+def statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers contain ';' inside BEGIN … END)."""
+    found: list[str] = []
+    current: list[str] = []
+    for line in script.strip().splitlines():
+        current.append(line)
+        text = "\n".join(current).strip()
+        if text.endswith(";") and sqlite3.complete_statement(text):
+            found.append(text)
+            current = []
+    return found
