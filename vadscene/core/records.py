@@ -14,7 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from vadscene.core.catalogue import Catalogue, ThresholdRule
 
-RELEASE_SCHEMA_VERSION = 1
+RELEASE_SCHEMA_VERSION: Literal[1] = 1
 
 MAX_INTEGER = 2**63 - 1
 """The largest integer a release may hold: what SQLite (and most JSON readers) can store."""
