@@ -2,8 +2,10 @@
 labels, see the figures and tables, download the report.
 
 The page describes its run as an :class:`~vadscene.audit.request.AuditRequest`, as
-``vadscene audit`` does, and offers the same options; paths typed here are server paths,
-read only inside the workspace (:meth:`~vadscene.store.workspace.Workspace.server_path`).
+``vadscene audit`` does, and offers the same options; paths typed here, and those the chosen
+models and probes files list, are server paths, read only inside the workspace
+(:meth:`~vadscene.store.workspace.Workspace.server_path`; the lists' through the request's
+``confine_to``).
 """
 
 import io
@@ -212,6 +214,7 @@ def _request(folder: Path) -> AuditRequest:
         interval_ap=interval_ap,
         latex=latex,
         svg=svg,
+        confine_to=workspace.root,
     )
 
 

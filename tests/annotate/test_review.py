@@ -91,7 +91,7 @@ def _release_view(workspace: Workspace) -> dict[str, dict[str, str]]:
             key: _cell(record.factors[key]) if key in record.factors else ""
             for key in workspace.catalogue.keys
         }
-        names = {m.annotator for m in record.marks} | {
+        names = {m.annotator for m in record.marks if m.flagged or m.skipped or m.note} | {
             d.annotator
             for assignment in record.factors.values()
             for d in assignment.decisions

@@ -79,7 +79,7 @@ def test_demo_export_validate(
     release, table = tmp_path / "r.json", tmp_path / "r.csv"
     code, out, _ = _cli(capsys, "export", workspace, "--out", release, "--csv", table)
     assert code == 0, out
-    assert (tmp_path / "release-v1.schema.json").is_file()
+    assert (tmp_path / "release-v2.schema.json").is_file()
     code, out, _ = _cli(capsys, "validate", release)
     assert (code, out.startswith(f"OK: {release}")) == (0, True)
     data = json.loads(release.read_text())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import jsonschema
@@ -107,7 +107,7 @@ def test_round_trip_through_a_fresh_workspace_is_identical(
         write_release(build_release(fresh), second)
         assert _without_created_at(second) == _without_created_at(first)
         counts = import_release(read_release(first), fresh)  # importing again changes nothing
-        assert (counts.decisions_added, counts.marks_set, counts.videos_added) == (0, 0, 0)
+        assert (counts.decisions_added, counts.marks_added, counts.videos_added) == (0, 0, 0)
 
 
 def test_merge_into_a_workspace_with_the_same_videos(
@@ -122,7 +122,7 @@ def test_merge_into_a_workspace_with_the_same_videos(
             len(a.decisions)
             for v in read_release(tmp_path / "r.json").videos
             for a in v.factors.values()
-        )
+        ) + sum(len(v.withdrawn_decisions) for v in read_release(tmp_path / "r.json").videos)
         merged = build_release(colleague)
     assert merged.annotators == ("ana", "ben", "carla", "dan")
 
@@ -149,9 +149,9 @@ def test_write_is_atomic_and_writes_the_schema_beside(annotated: Workspace, tmp_
     out.parent.mkdir()
     out.write_text("old")
     schema_path = write_release(build_release(annotated), out)
-    assert schema_path == out.parent / "release-v1.schema.json"
-    assert sorted(p.name for p in out.parent.iterdir()) == ["release-v1.schema.json", "v1.json"]
-    assert json.loads(out.read_text())["schema_version"] == 1
+    assert schema_path == out.parent / "release-v2.schema.json"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["release-v2.schema.json", "v1.json"]
+    assert json.loads(out.read_text())["schema_version"] == 2
 
 
 def test_release_conforms_to_its_json_schema(annotated: Workspace, tmp_path: Path) -> None:
@@ -198,7 +198,7 @@ def _decision_value_not_in_factor(d: dict) -> None:
 
 
 def _wrong_schema_version(d: dict) -> None:
-    d["schema_version"] = 2
+    d["schema_version"] = 3
 
 
 def _duplicate_video(d: dict) -> None:
@@ -227,7 +227,7 @@ def _value_contradicts_decisions(d: dict) -> None:
             ],
         ),
         (_decision_value_not_in_factor, ["$.videos[0].factors.color.decisions[1].value"]),
-        (_wrong_schema_version, ["$.schema_version: unsupported release schema version 2"]),
+        (_wrong_schema_version, ["$.schema_version: unsupported release schema version 3"]),
         (_duplicate_video, ["duplicate video id 'Abuse001_x264' (also $.videos[0])"]),
         (_support_tampered, ["$.support[0]: color color/grayscale says"]),
         (_value_contradicts_decisions, ["does not follow from its decisions"]),
@@ -325,9 +325,9 @@ def test_an_imported_decision_older_than_the_local_one_is_a_conflict(
     assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
     assert counts.decisions_added == 1  # kept in the log as history, not as current
     assert [
-        (c.video_id, c.factor, c.annotator, c.imported_value, c.local_value)
+        (c.kind, c.video_id, c.key, c.annotator, c.imported_value, c.local_value)
         for c in counts.conflicts
-    ] == [(ABUSE, "crowd", "ana", "few", "many")]
+    ] == [("decision", ABUSE, "crowd", "ana", "few", "many")]
     assert counts.added_by_annotator == {"ana": 1}
 
 
@@ -335,12 +335,12 @@ def test_a_newer_imported_decision_becomes_current_and_reimport_adds_nothing(
     small_workspace: Workspace,
 ) -> None:
     store = small_workspace.store
-    store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    hour = timedelta(hours=1)
+    now = datetime.now(UTC)
+    store.record_decision(ABUSE, "crowd", "few", annotator="ana", decided_at=now - 2 * hour)
     release = build_release(small_workspace)
     local = release.videos[0].factors["crowd"].decisions[0]
-    newer = local.model_copy(
-        update={"value": "many", "decided_at": datetime(2099, 1, 1, tzinfo=UTC)}
-    )
+    newer = local.model_copy(update={"value": "many", "decided_at": now - hour})
     crowd = (
         release.videos[0]
         .factors["crowd"]
@@ -357,9 +357,9 @@ def test_a_newer_imported_decision_becomes_current_and_reimport_adds_nothing(
     assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
     assert (first.decisions_added, first.conflicts) == (1, ())
     assert (again.decisions_added, again.decisions_already_present) == (0, 1)
-    # a decision made now is still older than the imported 2099 one: the log order decides
-    # nothing, the decision time does
-    store.record_decision(ABUSE, "crowd", "few", annotator="ana")
+    # a decision written later but dated earlier than the imported one stays history: the
+    # log order decides nothing, the decision time does
+    store.record_decision(ABUSE, "crowd", "few", annotator="ana", decided_at=now - 3 * hour)
     assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}
 
 
@@ -394,8 +394,9 @@ def test_the_cli_merge_report_names_conflicts_and_what_was_added(
     printed = capsys.readouterr().out
     assert "1 decisions added" in printed
     assert "  ana: 1 decisions added" in printed
-    assert "1 imported decisions are older than the workspace's own" in printed
-    assert f"{ABUSE} crowd (ana): imported few of 2020-01-01T00:00:00.000000+00:00, kept many" in (
-        printed
+    assert "1 imported values are older than the workspace's own" in printed
+    assert (
+        f"decision {ABUSE} crowd (ana): imported few of 2020-01-01T00:00:00.000000+00:00, kept many"
+        in printed
     )
     assert store.current_values("ana") == {(ABUSE, "crowd"): "many"}

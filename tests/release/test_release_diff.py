@@ -160,7 +160,7 @@ def test_export_creates_missing_parent_folders(
     annotated.close()
     assert run(["export", str(root), "--out", str(out), "--csv", str(table)]) == 0
     assert read_release(out).videos and table.is_file()
-    assert (out.parent / "release-v1.schema.json").is_file()
+    assert (out.parent / "release-v2.schema.json").is_file()
 
 
 def test_export_help_is_accurate(capsys: pytest.CaptureFixture[str]) -> None:

@@ -200,8 +200,8 @@ def _duplicate_video(data: dict[str, Any]) -> None:
     data["videos"].append(data["videos"][0])
 
 
-def _schema_version_2(data: dict[str, Any]) -> None:
-    data["schema_version"] = 2
+def _schema_version_3(data: dict[str, Any]) -> None:
+    data["schema_version"] = 3
 
 
 def _drop_last_factor(data: dict[str, Any]) -> None:
@@ -510,17 +510,17 @@ CASES: tuple[BadInputCase, ...] = (
     ),
     BadInputCase(
         "validate_wrong_schema_version",
-        _validate_case("v2.json", _schema_version_2),
+        _validate_case("v3.json", _schema_version_3),
         (
-            "{tmp}/v2.json: invalid release",
-            "$.schema_version: unsupported release schema version 2 (this vadscene reads "
-            "version 1)",
+            "{tmp}/v3.json: invalid release",
+            "$.schema_version: unsupported release schema version 3 (this vadscene reads "
+            "versions 1 and 2)",
         ),
     ),
     BadInputCase(
         "import_wrong_schema_version_into_new_folder",
-        _import_case("v2.json", _schema_version_2, into="new"),
-        ("{tmp}/v2.json: invalid release", "unsupported release schema version 2"),
+        _import_case("v3.json", _schema_version_3, into="new"),
+        ("{tmp}/v3.json: invalid release", "unsupported release schema version 3"),
     ),
     BadInputCase(
         "import_release_with_other_catalogue",

@@ -21,7 +21,7 @@ from typing import Literal
 
 from vadscene.annotate.consensus import disputes
 from vadscene.core.catalogue import AMBIGUOUS, Factor
-from vadscene.core.errors import StoreError, VadsceneError
+from vadscene.core.errors import StoreError, UndoRefusedError, VadsceneError
 from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.store.database import AnnotationStore, Decision
 
@@ -305,7 +305,10 @@ def handle_event(
                     "not undone: your decisions changed elsewhere since this page was drawn "
                     "(another tab or the CLI); the page now shows what is stored",
                 )
-            undone = store.undo_last(annotator)
+            try:
+                undone = store.undo_last(annotator)
+            except UndoRefusedError as exc:
+                return outcome("refused", str(exc))
             if undone is None:
                 return outcome("unchanged", "nothing to undo")
             return outcome("recorded", f"undid {undone.factor} on {undone.video_id}")

@@ -10,7 +10,7 @@ files the request asks for.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,6 +36,7 @@ from vadscene.audit.report.latex import write_latex_tables
 from vadscene.audit.report.writer import check_report_folder, write_report
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
 from vadscene.core.paths import output_folder
+from vadscene.store.workspace import Workspace
 
 _Value = TypeVar("_Value", Path, int)
 
@@ -60,6 +61,11 @@ class AuditRequest:
     the ground truth (when none is given), frame counts and scene labels
     (:func:`~vadscene.audit.io.sources.gather_inputs`). ``out`` is the report folder, checked
     before anything is read; ``None`` when the caller writes the report elsewhere.
+
+    ``confine_to``, a workspace, holds the model and probe lists and every path they list to
+    the places :meth:`~vadscene.store.workspace.Workspace.server_path` allows — the rule the
+    app applies to the paths typed into it, as a list may name any path (absolute, ``../``,
+    a symlink). ``None`` (the CLI): lists are read as written.
     """
 
     ground_truth: Path | None = None
@@ -87,6 +93,7 @@ class AuditRequest:
     latex: bool = False
     svg: bool = False
     out: Path | None = None
+    confine_to: Path | None = None
 
     def __post_init__(self) -> None:
         if self.interval_end not in INTERVAL_ENDS:
@@ -131,14 +138,16 @@ class PreparedAudit:
 def prepare(request: AuditRequest) -> PreparedAudit:
     """Read every input ``request`` names, refusing a bad one before the next is read.
 
-    In order: the report folder (``out``, not created yet), the model lists, the ground
-    truth, scene labels and scores, the probe lists, the definition scores, events, queries
-    and features, the soft labels.
+    In order: the report folder (``out``, not created yet), the model and probe lists (with
+    ``confine_to``, each and every path they list checked), the ground truth, scene labels
+    and scores, the definition scores, events, queries and features, the soft labels.
     """
     if request.out is not None:
         output_folder(request.out, "the audit report", create=False)
         check_report_folder(request.out)
-    specs = [*request.scores, *(s for path in request.model_lists for s in read_model_list(path))]
+    confine = _confinement(request.confine_to)
+    specs = [*request.scores, *(s for path in request.model_lists for s in _models(path, confine))]
+    listed = [_probes(path, confine) for path in request.probe_lists]
     ground_truth, models, scene = gather_inputs(
         ground_truth=request.ground_truth,
         ground_truth_format=request.ground_truth_format,
@@ -152,7 +161,6 @@ def prepare(request: AuditRequest) -> PreparedAudit:
         labels=request.labels,
         catalogue=request.catalogue,
     )
-    listed = [read_probe_list(path) for path in request.probe_lists]
     listed_frames = _given_once(
         listed, [p.feature_snippet_frames for p in listed], "snippet frames"
     )
@@ -183,6 +191,52 @@ def prepare(request: AuditRequest) -> PreparedAudit:
             if request.soft_labels is not None
             else None
         ),
+    )
+
+
+_Confine = Callable[[Path, str], Path]
+"""``confine(path, what)``: the path to read for ``path``, or an error naming ``what`` it is."""
+
+
+def _confinement(workspace: Path | None) -> _Confine:
+    """The check of :attr:`AuditRequest.confine_to` (no check without a workspace)."""
+    if workspace is None:
+        return lambda path, what: path
+    # only its configuration is read (the places it names); its store stays closed
+    opened = Workspace.open(workspace, read_only=True)
+    # absolute, as a listed path is relative to its list's folder, not to the workspace
+    return lambda path, what: opened.server_path(str(path.absolute()), what)
+
+
+def _models(path: Path, confine: _Confine) -> list[ModelSpec]:
+    """The models a models file lists, the file and each model's path confined."""
+    path = confine(path, "models file")
+    return [
+        spec._replace(path=confine(spec.path, f"{path}: model {spec.name!r}:"))
+        for spec in read_model_list(path)
+    ]
+
+
+def _probes(path: Path, confine: _Confine) -> ProbeList:
+    """What a probes file lists, the file and each path it gives confined."""
+    path = confine(path, "probes file")
+    probes = read_probe_list(path)
+
+    def specs(given: tuple[ModelSpec, ...], what: str) -> tuple[ModelSpec, ...]:
+        return tuple(
+            spec._replace(path=confine(spec.path, f"{path}: {what} {spec.name!r}:"))
+            for spec in given
+        )
+
+    def single(given: Path | None, what: str) -> Path | None:
+        return confine(given, f"{path}: {what}:") if given is not None else None
+
+    return replace(
+        probes,
+        definition_scores=specs(probes.definition_scores, "definition scores"),
+        features=specs(probes.features, "features"),
+        queries=single(probes.queries, "queries"),
+        events=single(probes.events, "events"),
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.lib import format as npy_format
 
 from vadscene.benchmark.frames import (
     AuditInputError,
@@ -39,12 +40,14 @@ def load_npy(file: Path) -> np.ndarray:
     Score and feature folders hold one small file per video (UCF-Crime: 290 per model), and
     ``np.load`` parses each header with ``ast.literal_eval``. The header numpy writes for a
     plain array is read here with one pattern and the data mapped with ``np.frombuffer``; any
-    other file goes to ``np.load``.
+    other file goes to ``np.load`` once its header declares no more data than the file holds.
     """
     try:
         data = file.read_bytes()
     except OSError as exc:
         raise AuditInputError(f"{file}: cannot read ({exc.strerror})") from None
+    except MemoryError:
+        raise _beyond_memory(file) from None
     if data.startswith(_NPY_V1) and len(data) >= 10:
         start = 10 + int.from_bytes(data[8:10], "little")
         plain = _NPY_PLAIN_HEADER.fullmatch(data, 10, start)
@@ -54,13 +57,49 @@ def load_npy(file: Path) -> np.ndarray:
             if len(data) - start == dtype.itemsize * math.prod(shape):
                 return np.frombuffer(data, dtype, offset=start).reshape(shape)
     try:
+        _refuse_missing_data(file, data)
         array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise AuditInputError(
             f"{file}: cannot read as a numeric .npy array ({type(exc).__name__}); expected a "
             "file written by numpy.save"
         ) from None
+    except MemoryError:
+        # The header promised no more than the file holds, yet the array still does not fit.
+        raise _beyond_memory(file) from None
     return array
+
+
+def _beyond_memory(file: Path) -> AuditInputError:
+    return AuditInputError(
+        f"{file}: the array ({file.stat().st_size:,} bytes on disk) does not fit in this "
+        "machine's memory"
+    )
+
+
+def _refuse_missing_data(file: Path, data: bytes) -> None:
+    """Refuse a header declaring more data than follows it, before ``np.load`` allocates it.
+
+    Raises ``ValueError`` for a header numpy cannot parse.
+    """
+    stream = io.BytesIO(data)
+    version = npy_format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = npy_format.read_array_header_1_0(stream)
+    else:
+        # 3.0 differs from 2.0 only in allowing UTF-8, which no numeric descr uses.
+        shape, _, dtype = npy_format.read_array_header_2_0(stream)
+    if dtype.hasobject:
+        return  # pickled data, which np.load refuses without allow_pickle
+    declared = dtype.itemsize * math.prod(shape)
+    present = len(data) - stream.tell()
+    if declared > present:
+        raise AuditInputError(
+            f"{file}: cannot read as a numeric .npy array: its header declares "
+            f"{math.prod(shape):,} {dtype} values of shape {shape} ({declared:,} bytes) but the "
+            f"file holds only {present:,} bytes after the header; the file is truncated or its "
+            "header is wrong — expected a file written by numpy.save"
+        )
 
 
 def read_table(path: Path, required: tuple[str, ...]) -> pd.DataFrame:

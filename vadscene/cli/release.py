@@ -121,23 +121,20 @@ def import_(
         out.print(
             f"merged {release_file} into {workspace}: {counts.decisions_added} decisions added, "
             f"{counts.decisions_already_present} already present, {counts.videos_added} videos "
-            f"added, {counts.marks_set} marks set",
+            f"added, {counts.marks_added} marks added, {counts.measurements_updated} "
+            f"measurements and {counts.rules_updated} threshold rules updated",
             markup=False,
         )
         for name, added in counts.added_by_annotator.items():
             out.print(f"  {name}: {added} decisions added", markup=False)
         if counts.conflicts:
             out.print(
-                f"{len(counts.conflicts)} imported decisions are older than the workspace's "
-                "own and were kept as history only (the newer value stays current):",
+                f"{len(counts.conflicts)} imported values are older than the workspace's own "
+                "and were not made current (the newer value stays current):",
                 markup=False,
             )
             for c in counts.conflicts:
-                out.print(
-                    f"  {c.video_id} {c.factor} ({c.annotator}): imported {c.imported_value} "
-                    f"of {c.imported_at}, kept {c.local_value} of {c.local_at}",
-                    markup=False,
-                )
+                out.print(f"  {c.describe()}", markup=False)
     else:
         with workspace_from_release(release, workspace) as ws:
             out.print(

@@ -11,7 +11,9 @@ paper) ships as ``annotations/catalogues/ucf_crime.yaml``.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -241,3 +243,43 @@ def _name_factor(problem: str, data: Any) -> str:
     except (KeyError, IndexError, TypeError, AttributeError):
         return problem
     return f"factor '{key}': {problem}" if key else problem
+
+
+THRESHOLD_COUNTS: dict[str, tuple[int, ...]] = {
+    "median": (1,),
+    "terciles": (2,),
+    "explicit": (1, 2),
+}
+"""How many thresholds each rule gives: one splits at a value, two leave the middle ambiguous."""
+
+
+def threshold_rule_problems(
+    catalogue: Catalogue, factor_key: str, statistic: str, rule: str, thresholds: Sequence[float]
+) -> list[str]:
+    """What is wrong with an auto factor's threshold rule, against the catalogue and itself.
+
+    The factor must be an auto factor, the statistic the one its catalogue entry measures, the
+    rule one of :data:`THRESHOLD_RULES` with as many finite thresholds as it gives
+    (:data:`THRESHOLD_COUNTS`), in increasing order. The store API and release validation both
+    ask this, so a rule the store accepts can always be released.
+    """
+    if factor_key not in catalogue.keys:
+        return [f"unknown factor '{factor_key}' (catalogue has: {', '.join(catalogue.keys)})"]
+    auto = catalogue.factor(factor_key).auto
+    if auto is None:
+        return [f"factor '{factor_key}' is not an auto factor of the catalogue"]
+    found = []
+    if statistic != auto.statistic:
+        found.append(f"factor '{factor_key}' is measured by '{auto.statistic}', not '{statistic}'")
+    if rule not in THRESHOLD_COUNTS:
+        found.append(f"unknown rule '{rule}' (expected one of: {', '.join(THRESHOLD_RULES)})")
+        return found
+    values = list(thresholds)
+    if not all(isinstance(t, int | float) and math.isfinite(t) for t in values):
+        found.append(f"thresholds must be finite numbers, got {values}")
+    elif len(values) not in THRESHOLD_COUNTS[rule]:
+        expected = " or ".join(str(n) for n in THRESHOLD_COUNTS[rule])
+        found.append(f"rule '{rule}' gives {expected} thresholds, got {len(values)}: {values}")
+    elif values != sorted(values):
+        found.append(f"thresholds must be in increasing order, got {values}")
+    return found

@@ -36,7 +36,9 @@ class StoreError(VadsceneError):
 
 class StoreUnavailableError(StoreError):
     """The store could not be read or written although the input was fine: retrying later (or
-    after freeing disk space, or on a writable copy) may succeed. Nothing was written."""
+    after freeing disk space, or on a writable copy) may succeed. The message says what was
+    written: nothing, or (a bulk import stopped part-way) how much, and that importing again
+    completes it."""
 
 
 class StoreLockedError(StoreUnavailableError):
@@ -49,6 +51,11 @@ class StoreFullError(StoreUnavailableError):
 
 class StoreReadOnlyError(StoreUnavailableError):
     """The store's file or folder cannot be written (read-only mount or permissions)."""
+
+
+class UndoRefusedError(StoreError):
+    """The annotator's last action can no longer be undone: a newer decision on its key (made
+    elsewhere, merged in since) is current, and undoing would bring an older value back."""
 
 
 class StoreCorruptError(StoreError):

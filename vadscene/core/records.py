@@ -2,7 +2,14 @@
 
 These pydantic models are the release format. Its JSON Schema is generated from them
 (:func:`vadscene.release.releases.release_json_schema`) and shipped as
-``vadscene/release/schemas/release-v1.schema.json``; a test keeps the two identical.
+``vadscene/release/schemas/release-v2.schema.json``; a test keeps the two identical.
+
+Every time is an :data:`~vadscene.core.instants.Instant`: an ISO 8601 time with an offset, held
+in UTC. Every piece of state carries the time it was set — decisions, marks (each kind apart),
+measurements, threshold rules — and a withdrawal (a cleared decision, a measurement that found no
+value) is a record with its time too, so merging releases can keep the newer per key.
+Version 2 added mark times and withdrawals; a version 1 release is read by
+:func:`vadscene.release.releases.parse_release`, its marks dated at its ``created_at``.
 """
 
 from __future__ import annotations
@@ -10,11 +17,12 @@ from __future__ import annotations
 import unicodedata
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vadscene.core.catalogue import Catalogue, ThresholdRule
+from vadscene.core.instants import Instant
 
-RELEASE_SCHEMA_VERSION: Literal[1] = 1
+RELEASE_SCHEMA_VERSION: Literal[2] = 2
 
 MAX_INTEGER = 2**63 - 1
 """The largest integer a release may hold: what SQLite (and most JSON readers) can store."""
@@ -73,7 +81,7 @@ class FactorDecision(BaseModel):
     )
     value: str = Field(description="A value of the factor, or 'ambiguous'.")
     source: DecisionSource = Field(description="How the decision was made.")
-    decided_at: AwareDatetime = Field(description="When it was committed (UTC).")
+    decided_at: Instant = Field(description="When it was committed (UTC).")
     note: str | None = Field(default=None, description="The annotator's note, if any.")
     replaced_auto_value: str | None = Field(
         default=None, description="For an override: the auto pole it replaced."
@@ -114,7 +122,7 @@ class Measurement(BaseModel):
         ge=0, le=MAX_INTEGER, description="Frames the statistic averages over."
     )
     seconds: float = Field(ge=0, description="Time taken.")
-    measured_at: AwareDatetime = Field(description="When it was measured (UTC).")
+    measured_at: Instant = Field(description="When it was measured (UTC).")
 
 
 class AutoThreshold(BaseModel):
@@ -126,18 +134,63 @@ class AutoThreshold(BaseModel):
     statistic: str = Field(description="Measured statistic the rule applies to.")
     rule: ThresholdRule = Field(description="Threshold rule.")
     thresholds: tuple[float, ...] = Field(description="Threshold values the rule gave.")
-    set_at: AwareDatetime = Field(description="When the rule was applied (UTC).")
+    set_at: Instant = Field(description="When the rule was applied (UTC).")
 
 
 class VideoMarks(BaseModel):
-    """Per-video marks by one annotator."""
+    """Per-video marks by one annotator, each with the time its current value was set.
+
+    A time beside a cleared value (``flagged`` false, ``note`` null) is a withdrawal: the flag
+    was removed, the note cleared, at that time — it wins over an older flag or note on merge.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     annotator: str = Field(min_length=1)
     flagged: bool = Field(default=False, description="Flagged for review.")
+    flagged_at: Instant | None = Field(
+        default=None, description="When the flag was last set or removed (null: never)."
+    )
     skipped: bool = Field(default=False, description="Skipped (not annotatable).")
+    skipped_at: Instant | None = Field(
+        default=None, description="When the skip was last set or removed (null: never)."
+    )
     note: str | None = Field(default=None, description="Free-text note about the video.")
+    note_at: Instant | None = Field(
+        default=None, description="When the note was last written or cleared (null: never)."
+    )
+
+    @model_validator(mode="after")
+    def _set_values_have_times(self) -> VideoMarks:
+        for kind, is_set, at in (
+            ("flagged", self.flagged, self.flagged_at),
+            ("skipped", self.skipped, self.skipped_at),
+            ("note", self.note is not None, self.note_at),
+        ):
+            if is_set and at is None:
+                raise ValueError(f"{kind} is set but {kind}_at (when it was set) is missing")
+        return self
+
+
+class DecisionWithdrawal(BaseModel):
+    """A decision cleared by its annotator: a record, so colleagues' copies clear too."""
+
+    model_config = _RECORD
+
+    factor: str = Field(description="Factor key.")
+    annotator: str = Field(min_length=1, description="Who cleared it.")
+    source: DecisionSource = Field(description="Source of the cleared decision.")
+    withdrawn_at: Instant = Field(description="When it was cleared (UTC).")
+
+
+class MeasurementWithdrawal(BaseModel):
+    """A statistic measured to have no value (motion of a video without two normal frames):
+    an earlier value must not come back from an older release."""
+
+    model_config = _RECORD
+
+    statistic: str = Field(min_length=1, description="Statistic name.")
+    withdrawn_at: Instant = Field(description="When it was measured to have none (UTC).")
 
 
 class VideoRecord(VideoInfo):
@@ -150,6 +203,12 @@ class VideoRecord(VideoInfo):
         default_factory=dict, description="Statistic name → measurement."
     )
     marks: tuple[VideoMarks, ...] = Field(default=(), description="Flags, skips and notes.")
+    withdrawn_decisions: tuple[DecisionWithdrawal, ...] = Field(
+        default=(), description="Current cleared decisions, sorted by factor and annotator."
+    )
+    withdrawn_measurements: tuple[MeasurementWithdrawal, ...] = Field(
+        default=(), description="Statistics without a value since their time, sorted."
+    )
 
 
 class PoleSupport(BaseModel):
@@ -192,9 +251,9 @@ class Release(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = Field(description="Release format version.")
+    schema_version: Literal[2] = Field(description="Release format version.")
     dataset: str = Field(min_length=1, description="Benchmark name.")
-    created_at: AwareDatetime = Field(description="When the release was written (UTC).")
+    created_at: Instant = Field(description="When the release was written (UTC).")
     tool: ToolInfo
     selection: Selection
     catalogue: Catalogue = Field(description="The catalogue the values refer to, embedded.")

@@ -6,8 +6,9 @@ measurements with their threshold rules, and the support per pole of every contr
 Schema is generated from :mod:`vadscene.core.records` and written beside every release.
 
 Export → import into a fresh workspace → export reproduces the release exactly except
-``created_at``: the import writes every decision back with its original annotator, source and
-time.
+``created_at``: the import writes every decision, mark, measurement and rule back with its
+original annotator, source and time. Importing into a workspace merges by time, per key, for
+every kind of state (:meth:`~vadscene.store.database.AnnotationStore.import_rows`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Iterable
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,15 +27,18 @@ from pydantic import ValidationError
 from vadscene import __version__
 from vadscene.annotate.consensus import resolve_assignment
 from vadscene.core import jsonio
-from vadscene.core.catalogue import AMBIGUOUS, Catalogue
+from vadscene.core.catalogue import AMBIGUOUS, Catalogue, threshold_rule_problems
 from vadscene.core.errors import ReleaseError, parse_failure, validation_problems
 from vadscene.core.files import replace_together
+from vadscene.core.instants import CLOCK_SKEW, canonical, now
 from vadscene.core.records import (
     AUTO_ANNOTATOR,
     RELEASE_SCHEMA_VERSION,
     AutoThreshold,
+    DecisionWithdrawal,
     FactorAssignment,
     FactorDecision,
+    MeasurementWithdrawal,
     PoleSupport,
     Release,
     Selection,
@@ -96,24 +100,41 @@ def build_release(
     thresholds = _finite_thresholds(workspace)
     keep = {annotator, AUTO_ANNOTATOR} if annotator else None
     by_video: dict[str, dict[str, list[FactorDecision]]] = {}
+    withdrawn: dict[str, list[DecisionWithdrawal]] = {}
     for d in store.current_decisions():
-        if d.value is None or (keep is not None and d.annotator not in keep):
+        if keep is not None and d.annotator not in keep:
+            continue
+        if d.value is None:
+            withdrawn.setdefault(d.video_id, []).append(
+                DecisionWithdrawal.model_validate(
+                    {
+                        "factor": d.factor,
+                        "annotator": d.annotator,
+                        "source": d.source,
+                        "withdrawn_at": d.decided_at,
+                    }
+                )
+            )
             continue
         by_video.setdefault(d.video_id, {}).setdefault(d.factor, []).append(_released(d))
     marks: dict[str, list[VideoMarks]] = {}
-    for (video_id, who), m in sorted(store.marks().items()):
-        if (keep is None or who in keep) and (m["flag"] or m["skip"] or m["note"]):
+    for (video_id, who), m in sorted(store.marks_with_times().items()):
+        if keep is None or who in keep:
             marks.setdefault(video_id, []).append(
                 VideoMarks.model_validate(
                     {
                         "annotator": who,
-                        "flagged": m["flag"],
-                        "skipped": m["skip"],
-                        "note": m["note"],
+                        "flagged": m["flag"][0],
+                        "flagged_at": m["flag"][1],
+                        "skipped": m["skip"][0],
+                        "skipped_at": m["skip"][1],
+                        "note": m["note"][0],
+                        "note_at": m["note"][1],
                     }
                 )
             )
     measurements = store.measurements()
+    no_value = store.measurement_withdrawals()
     records = []
     for video in videos:
         decided = by_video.get(video.video_id, {})
@@ -127,12 +148,19 @@ def build_release(
                 },
                 measurements=measurements.get(video.video_id, {}),
                 marks=tuple(marks.get(video.video_id, ())),
+                withdrawn_decisions=tuple(
+                    sorted(withdrawn.get(video.video_id, ()), key=lambda w: (w.factor, w.annotator))
+                ),
+                withdrawn_measurements=tuple(
+                    MeasurementWithdrawal.model_validate({"statistic": s, "withdrawn_at": at})
+                    for s, at in sorted(no_value.get(video.video_id, {}).items())
+                ),
             )
         )
-    return Release(
+    release = Release(
         schema_version=RELEASE_SCHEMA_VERSION,
         dataset=workspace.config.dataset,
-        created_at=created_at or datetime.now(UTC),
+        created_at=created_at or now(),
         tool=ToolInfo(version=__version__),
         selection=Selection(mode="annotator" if annotator else "consensus", annotator=annotator),
         catalogue=workspace.catalogue,
@@ -141,6 +169,11 @@ def build_release(
         videos=tuple(records),
         support=pole_support(workspace.catalogue, records),
     )
+    latest = max((at for _path, at in _times(release)), default=release.created_at)
+    if created_at is None and latest > release.created_at:
+        # a colleague's clock ahead of ours (within the store's allowance) dated a value later
+        return release.model_copy(update={"created_at": latest})
+    return release
 
 
 def _finite_thresholds(workspace: Workspace) -> tuple[AutoThreshold, ...]:
@@ -188,6 +221,7 @@ def _annotators(records: Iterable[VideoRecord]) -> tuple[str, ...]:
     names: set[str] = set()
     for record in records:
         names.update(m.annotator for m in record.marks)
+        names.update(w.annotator for w in record.withdrawn_decisions if w.source != "auto")
         for assignment in record.factors.values():
             names.update(d.annotator for d in assignment.decisions if d.source != "auto")
     return tuple(sorted(names))
@@ -253,8 +287,14 @@ def _check_output_path(path: Path) -> None:
 def parse_release(data: Any, *, origin: str = "release") -> Release:
     """Validate parsed JSON as a release: structure (pydantic) then meaning (:func:`problems`).
 
+    A version 1 release (before marks carried times) is read as version 2 with each set mark
+    dated at the release's ``created_at``, the latest time it can have been set: merged, it
+    wins over a local mark only when that is older than the release itself.
+
     Raises :class:`ReleaseError` whose ``problems`` list every error with its JSON path.
     """
+    if isinstance(data, dict) and data.get("schema_version") == 1:
+        data = _from_version_1(data)
     if isinstance(data, dict) and "schema_version" in data:
         version = data["schema_version"]
         if version != RELEASE_SCHEMA_VERSION:
@@ -264,7 +304,7 @@ def parse_release(data: Any, *, origin: str = "release") -> Release:
                     "$.schema_version: unsupported release schema version "
                     # a version number is shown; any other value may be text from any file
                     + (f"{version} " if type(version) is int else "")
-                    + f"(this vadscene reads version {RELEASE_SCHEMA_VERSION})"
+                    + f"(this vadscene reads versions 1 and {RELEASE_SCHEMA_VERSION})"
                 ],
             )
     try:
@@ -275,6 +315,31 @@ def parse_release(data: Any, *, origin: str = "release") -> Release:
     if found:
         raise ReleaseError(f"{origin}: invalid release", found)
     return release
+
+
+def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 release's data as version 2 (see :func:`parse_release`); data that is not
+    shaped like a release is passed on for validation to report."""
+    videos = data.get("videos")
+    if not isinstance(videos, list):
+        return {**data, "schema_version": 2}
+    created_at = data.get("created_at")
+    upgraded = []
+    for video in videos:
+        if isinstance(video, dict) and isinstance(video.get("marks"), list):
+            marks = []
+            for mark in video["marks"]:
+                if isinstance(mark, dict):
+                    mark = dict(mark)
+                    for kind, at in (("flagged", "flagged_at"), ("skipped", "skipped_at")):
+                        if mark.get(kind):
+                            mark[at] = created_at
+                    if mark.get("note") is not None:
+                        mark["note_at"] = created_at
+                marks.append(mark)
+            video = {**video, "marks": marks}
+        upgraded.append(video)
+    return {**data, "schema_version": 2, "videos": upgraded}
 
 
 def read_release(path: Path | str) -> Release:
@@ -314,16 +379,20 @@ def semantic_problems(release: Release) -> list[str]:
         for key, assignment in video.factors.items():
             found.extend(_assignment_problems(catalogue, f"{where}.factors.{key}", key, assignment))
         found.extend(_marks_problems(f"{where}.marks", video.marks))
+        found.extend(_withdrawal_problems(catalogue, where, video))
     found.extend(_threshold_order_problems(release.thresholds))
     for i, threshold in enumerate(release.thresholds):
-        if (
-            threshold.factor not in catalogue.keys
-            or catalogue.factor(threshold.factor).auto is None
-        ):
-            found.append(
-                f"$.thresholds[{i}].factor: '{threshold.factor}' is not an auto factor of the "
-                "catalogue"
+        found.extend(
+            f"$.thresholds[{i}]: {problem}"
+            for problem in threshold_rule_problems(
+                catalogue,
+                threshold.factor,
+                threshold.statistic,
+                threshold.rule,
+                threshold.thresholds,
             )
+        )
+    found.extend(_time_problems(release))
     selection = release.selection
     if (selection.mode == "annotator") != (selection.annotator is not None):
         found.append("$.selection: an annotator is given exactly when mode is 'annotator'")
@@ -410,8 +479,85 @@ def _assignment_problems(
     return found
 
 
+def _time_problems(release: Release) -> list[str]:
+    """Every time no later than the release's ``created_at``, and that no later than this
+    clock plus :data:`~vadscene.core.instants.CLOCK_SKEW`: a value from the future would stay
+    current over every later change of whoever merges it."""
+    limit = now() + CLOCK_SKEW
+    if release.created_at > limit:
+        return [
+            f"$.created_at: {canonical(release.created_at)} is later than this clock "
+            f"({canonical(now())}) plus {int(CLOCK_SKEW.total_seconds() // 60)} min"
+        ]
+    found = []
+    created = canonical(release.created_at)
+    for path, instant in _times(release):
+        if instant > release.created_at:
+            found.append(
+                f"{path}: {canonical(instant)} is later than the release's created_at "
+                f"({created}); a time from the future would stay current over every later "
+                "change"
+            )
+    return found
+
+
+def _times(release: Release) -> Iterator[tuple[str, datetime]]:
+    """(JSON path, instant) of every time a release carries, ``created_at`` aside."""
+    for i, threshold in enumerate(release.thresholds):
+        yield f"$.thresholds[{i}].set_at", threshold.set_at
+    for i, video in enumerate(release.videos):
+        where = f"$.videos[{i}]"
+        for key, assignment in video.factors.items():
+            for j, d in enumerate(assignment.decisions):
+                yield f"{where}.factors.{key}.decisions[{j}].decided_at", d.decided_at
+        for statistic, m in video.measurements.items():
+            yield f"{where}.measurements.{statistic}.measured_at", m.measured_at
+        for j, mark in enumerate(video.marks):
+            for name in ("flagged_at", "skipped_at", "note_at"):
+                at = getattr(mark, name)
+                if at is not None:
+                    yield f"{where}.marks[{j}].{name}", at
+        for j, w in enumerate(video.withdrawn_decisions):
+            yield f"{where}.withdrawn_decisions[{j}].withdrawn_at", w.withdrawn_at
+        for j, wm in enumerate(video.withdrawn_measurements):
+            yield f"{where}.withdrawn_measurements[{j}].withdrawn_at", wm.withdrawn_at
+
+
+def _withdrawal_problems(catalogue: Catalogue, where: str, video: VideoRecord) -> list[str]:
+    """Withdrawals of known factors, sorted and unique, none contradicting a current value."""
+    found = []
+    keys = [(w.factor, w.annotator) for w in video.withdrawn_decisions]
+    if len(set(keys)) != len(keys):
+        found.append(f"{where}.withdrawn_decisions: a factor is withdrawn twice by one annotator")
+    elif keys != sorted(keys):
+        found.append(f"{where}.withdrawn_decisions: not sorted by factor, then annotator")
+    for j, w in enumerate(video.withdrawn_decisions):
+        path = f"{where}.withdrawn_decisions[{j}]"
+        if w.factor not in catalogue.keys:
+            found.append(f"{path}.factor: unknown factor '{w.factor}'")
+            continue
+        decided = video.factors.get(w.factor)
+        if decided is not None and any(d.annotator == w.annotator for d in decided.decisions):
+            found.append(
+                f"{path}: '{w.annotator}' both decided and withdrew '{w.factor}'; a release "
+                "holds each annotator's current state only"
+            )
+        if (w.annotator == AUTO_ANNOTATOR) != (w.source == "auto"):
+            found.append(f"{path}: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' only")
+    statistics = [w.statistic for w in video.withdrawn_measurements]
+    if statistics != sorted(set(statistics)):
+        found.append(f"{where}.withdrawn_measurements: not sorted, or a statistic twice")
+    for j, wm in enumerate(video.withdrawn_measurements):
+        if wm.statistic in video.measurements:
+            found.append(
+                f"{where}.withdrawn_measurements[{j}]: '{wm.statistic}' has a value in "
+                "measurements too"
+            )
+    return found
+
+
 def _marks_problems(where: str, marks: tuple[VideoMarks, ...]) -> list[str]:
-    """One mark per annotator, sorted, each flagging, skipping or noting something."""
+    """One mark per annotator, sorted, each setting or withdrawing a flag, skip or note."""
     found = []
     names = [m.annotator for m in marks]
     if len(set(names)) != len(names):
@@ -423,8 +569,10 @@ def _marks_problems(where: str, marks: tuple[VideoMarks, ...]) -> list[str]:
             found.append(f"{where}[{j}].annotator: the annotator name is blank")
         if mark.note == "":  # the store keeps no empty notes
             found.append(f"{where}[{j}].note: an empty note; use null for no note")
-        elif not (mark.flagged or mark.skipped or mark.note):
-            found.append(f"{where}[{j}]: says nothing (not flagged, not skipped, no note)")
+        elif not (mark.flagged_at or mark.skipped_at or mark.note_at):
+            found.append(
+                f"{where}[{j}]: says nothing (no flag, skip or note was ever set or withdrawn)"
+            )
     return found
 
 
@@ -515,6 +663,12 @@ def import_release(
             for statistic, m in v.measurements.items()
         ],
         thresholds=release.thresholds,
+        withdrawn_decisions=[
+            (v.video_id, w) for v in release.videos for w in v.withdrawn_decisions
+        ],
+        withdrawn_measurements=[
+            (v.video_id, w) for v in release.videos for w in v.withdrawn_measurements
+        ],
     )
 
 

@@ -9,12 +9,20 @@ and DELETE); the current state is derived from it — the latest row per (video,
 annotator). Undo appends a row that restores the value in force before the undone decision.
 Per-video flags, skips and notes are an append-only log too.
 
-"Current" is the latest ``decided_at`` per (video, factor, annotator), the row id breaking ties
-only: merging a colleague's release, which carries older copies of one's own decisions, never
-goes back in time. A decision is identified by its content (video, factor, annotator, value,
-source, decided_at), so importing one the log already holds adds nothing. The table
-``current_decision_ids`` holds the current row per key; a trigger maintains it in the
-transaction of every insert, so current-state lookups are index lookups however long the log.
+"Current" is the latest time per key, the row id breaking ties only — for every piece of
+state: decisions per (video, factor, annotator), marks per (video, annotator, kind),
+measurements per (video, statistic), threshold rules per factor. Merging a colleague's
+release, which carries older copies of one's own state, never goes back in time; an older
+imported value joins the history and is reported as a :class:`Conflict`. A withdrawal (a
+cleared decision or note, a removed flag, a statistic measured to have no value) is a row with
+its time like any other, so it travels and wins when newer. Every time is parsed at this
+boundary into a UTC instant and stored canonically (:mod:`vadscene.core.instants`), so text
+order is time order and one instant has one spelling; a time later than this clock plus
+:data:`~vadscene.core.instants.CLOCK_SKEW` is refused. A decision is identified by its
+content (video, factor, annotator, value, source, instant), so importing one the log already
+holds adds nothing. The tables ``current_decision_ids`` and ``current_mark_ids`` hold the
+current row per key; triggers maintain them in the transaction of every insert, so
+current-state lookups are index lookups however long the logs.
 
 The database runs in WAL mode with ``synchronous=FULL`` (a committed decision survives a power
 cut, not only a killed process), so several processes — two annotators, or the app and a CLI —
@@ -22,8 +30,10 @@ may write at once. Writes take the lock up front (``BEGIN IMMEDIATE``) so two wr
 deadlock upgrading read locks; a busy lock is waited for (busy timeout) and retried with
 backoff for :data:`WRITE_PATIENCE_S`, and writes are short — bulk imports commit in batches of
 at most :data:`BATCH_TARGET_S` — so an annotator's click never waits behind an import. Every
-write validates its input before it writes and writes nothing when it is refused. A store opened
-read-only (``read_only=True``) never takes a write lock, and works on a read-only mount.
+write validates its input before it writes and writes nothing when it is refused: every
+argument is checked with the rules a release is validated by, so whatever the store accepts
+can be exported. A store opened read-only (``read_only=True``) never takes a write lock, and
+works on a read-only mount.
 
 Every SQLite failure leaves this module as a :class:`~vadscene.core.errors.StoreError` with a
 one-line message: :class:`~vadscene.core.errors.StoreLockedError`,
@@ -35,7 +45,6 @@ one-line message: :class:`~vadscene.core.errors.StoreLockedError`,
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -43,12 +52,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 from urllib.parse import quote
 
-from vadscene.core.catalogue import AMBIGUOUS, Catalogue
+from vadscene.core.catalogue import AMBIGUOUS, Catalogue, threshold_rule_problems
 from vadscene.core.errors import (
     StoreCorruptError,
     StoreError,
@@ -56,17 +65,21 @@ from vadscene.core.errors import (
     StoreLockedError,
     StoreReadOnlyError,
     StoreUnavailableError,
+    UndoRefusedError,
 )
+from vadscene.core.instants import canonical, now, stored_time
 from vadscene.core.records import (
     AUTO_ANNOTATOR,
     AutoThreshold,
     DecisionSource,
+    DecisionWithdrawal,
     FactorDecision,
     Measurement,
+    MeasurementWithdrawal,
     VideoInfo,
     VideoMarks,
 )
-from vadscene.store.migrations import SCHEMA_VERSION, time_key, upgrade
+from vadscene.store.migrations import SCHEMA_VERSION, upgrade
 
 BUSY_TIMEOUT_S = 2.0
 """How long one attempt to take the write lock waits (SQLite's busy handler)."""
@@ -89,6 +102,12 @@ CACHE_KIB = 64 * 1024
 default their random inserts and lookups miss the cache and an import slows down as it grows."""
 
 MARK_KINDS = ("flag", "skip", "note")
+_NO_MARKS: dict[str, tuple[object, str | None]] = {
+    "flag": (False, None),
+    "skip": (False, None),
+    "note": (None, None),
+}
+"""Each mark kind's value (and time) before it was ever set."""
 
 
 T = TypeVar("T")
@@ -101,8 +120,12 @@ _SAME_CONTENT = (
 
 
 def utc_now() -> str:
-    """The current time as the ISO 8601 UTC text every timestamp in the store uses."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    """The current time as the canonical UTC text every timestamp in the store uses."""
+    return canonical(now())
+
+
+Time = str | datetime
+"""A time given to the store API: an aware ``datetime`` or ISO 8601 text with an offset."""
 
 
 @dataclass(frozen=True)
@@ -122,18 +145,37 @@ class Decision:
     replaced_measurement: float | None
 
 
+StateKind = Literal["decision", "mark", "measurement", "rule"]
+
+
 @dataclass(frozen=True)
 class Conflict:
-    """An imported decision older than the local current one on its key, with another value:
-    it joins the log as history and the local (newer) value stays current."""
+    """An imported value older than the local current one on its key, with another value: it
+    joins the history (decisions and marks) or is dropped (measurements and rules, which keep
+    only their current value), and the local (newer) value stays current.
 
+    ``key`` is the factor (decision, rule), the mark kind or the statistic; ``video_id`` is
+    empty for a rule, ``annotator`` for a measurement or rule. Values are as stored (text;
+    a measurement's number as its shortest text, a rule as ``rule [thresholds]``).
+    """
+
+    kind: StateKind
     video_id: str
-    factor: str
+    key: str
     annotator: str
     imported_value: str | None
     imported_at: str
     local_value: str | None
     local_at: str
+
+    def describe(self) -> str:
+        """One line: where, what was imported and what was kept."""
+        who = f"({self.annotator})" if self.annotator else ""
+        where = " ".join(part for part in (self.kind, self.video_id, self.key, who) if part)
+        return (
+            f"{where}: imported {self.imported_value} of {self.imported_at}, kept "
+            f"{self.local_value} of {self.local_at}"
+        )
 
 
 @dataclass(frozen=True)
@@ -143,7 +185,9 @@ class ImportCounts:
     videos_added: int
     decisions_added: int
     decisions_already_present: int
-    marks_set: int
+    marks_added: int
+    measurements_updated: int = 0
+    rules_updated: int = 0
     conflicts: tuple[Conflict, ...] = ()
     added_by_annotator: dict[str, int] = field(default_factory=dict)
 
@@ -253,22 +297,24 @@ class AnnotationStore:
             pause = min(pause * 2, 0.5)
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, saved: Callable[[], str] | None = None) -> Iterator[sqlite3.Connection]:
         """One write transaction holding the database lock from its start.
 
         Taking the lock is retried while another writer holds it; inside the transaction no
         lock is waited for (WAL), so the body runs once. Any SQLite failure rolls back and
-        leaves as a :class:`StoreError` subclass.
+        leaves as a :class:`StoreError` subclass whose message ends with ``saved()`` — what
+        earlier transactions of a bulk write committed — or "nothing was saved".
         """
         if self.read_only:
             raise StoreReadOnlyError(
                 f"{self.path}: the store was opened read-only; nothing was written"
             )
         with self._lock:
+            action = saved() if saved is not None else None
             try:
                 self._retry_busy(lambda: self._db.execute("BEGIN IMMEDIATE"))
             except sqlite3.Error as exc:
-                raise _store_error(self.path, exc) from None
+                raise _store_error(self.path, exc, action=action) from None
             locked_at = time.monotonic()
             try:
                 yield self._db
@@ -279,7 +325,7 @@ class AnnotationStore:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise _store_error(self.path, exc) from None
+                    raise _store_error(self.path, exc, action=action) from None
                 raise
 
     def _pragma(self, pragma: str) -> None:
@@ -432,15 +478,16 @@ class AnnotationStore:
         annotator: str,
         source: DecisionSource = "manual",
         note: str | None = None,
-        decided_at: str | None = None,
+        decided_at: Time | None = None,
     ) -> Decision:
         """Append one decision and commit it before returning.
 
         ``value`` is one of the factor's values, ``"ambiguous"``, or None to clear. A manual
         decision on an auto factor is stored with source ``override``, together with the auto
-        pole and the measured statistic it replaced. Raises :class:`StoreError` and writes
-        nothing for an unknown video or factor, a value the factor does not allow, an empty
-        annotator name, or an annotator/source mismatch.
+        pole and the measured statistic it replaced. ``decided_at`` defaults to now. Raises
+        :class:`StoreError` and writes nothing for an unknown video or factor, a value the
+        factor does not allow, an empty annotator name, an annotator/source mismatch, a time
+        that is not an aware ISO 8601 time or lies in the future, or text that is not UTF-8.
         """
         with self._write() as db:
             return self._append_decision(
@@ -464,10 +511,13 @@ class AnnotationStore:
         annotator: str,
         source: DecisionSource,
         note: str | None,
-        decided_at: str | None,
+        decided_at: Time | None,
         replaced: tuple[str | None, float | None] | None = None,
     ) -> Decision:
         source = self._checked_source(video_id, factor, value, annotator, source)
+        where = f"video '{video_id}', factor '{factor}'"
+        _check_text(note, f"{where}: note")
+        at = _stored_time(decided_at, f"{where}: decided_at")
         self._require_video(db, video_id)
         if replaced is None:
             replaced = (
@@ -481,7 +531,7 @@ class AnnotationStore:
                 value,
                 annotator,
                 source,
-                decided_at or utc_now(),
+                at,
                 note,
                 None,
                 *replaced,
@@ -498,6 +548,8 @@ class AnnotationStore:
     ) -> DecisionSource:
         """Refuse a decision the catalogue does not allow; returns its source as stored (a
         manual decision on an auto factor is an ``override``)."""
+        _check_text(video_id, "video id")
+        _check_text(annotator, f"video '{video_id}': annotator")
         if factor not in self._factor_keys:
             raise StoreError(
                 f"video '{video_id}': unknown factor '{factor}' "
@@ -546,16 +598,19 @@ class AnnotationStore:
         return Decision(cursor.lastrowid, *row)
 
     def undo_last(self, annotator: str) -> Decision | None:
-        """Undo the annotator's latest decision that is not yet undone; None if nothing is left.
+        """Undo the annotator's latest own action not yet undone; None if nothing is left.
 
-        Appends a decision (``undoes`` = the undone id) carrying the value that was in force
-        for that video, factor and annotator before the undone decision. Repeated calls walk
-        further back through the annotator's history.
+        An action is a decision the annotator made in this workspace — never a row an import
+        brought (a colleague's copy of their history). Appends a decision (``undoes`` = the
+        undone id) carrying the value that was current on that video, factor and annotator
+        before the undone decision, in time order. Repeated calls walk further back. When a
+        newer decision on that key has become current since (merged from elsewhere), undoing
+        would bring an older value back: :class:`~vadscene.core.errors.UndoRefusedError`.
         """
         with self._write() as db:
             target = db.execute(
                 f"SELECT {_DECISION_COLUMNS} FROM decisions AS d WHERE annotator = ? "
-                "AND undoes IS NULL AND NOT EXISTS "
+                "AND imported = 0 AND undoes IS NULL AND NOT EXISTS "
                 "(SELECT 1 FROM decisions AS u WHERE u.undoes = d.decision_id) "
                 "ORDER BY decision_id DESC LIMIT 1",
                 (annotator,),
@@ -563,14 +618,24 @@ class AnnotationStore:
             if target is None:
                 return None
             undone = Decision(*target)
-            # "before" in the order that defines current: decision time, then row id
-            key = time_key("decided_at")
+            newer_import = db.execute(
+                "SELECT d.decided_at FROM current_decision_ids AS c "
+                "JOIN decisions AS d ON d.decision_id = c.decision_id WHERE c.video_id = ? "
+                "AND c.factor = ? AND c.annotator = ? AND d.imported = 1",
+                (undone.video_id, undone.factor, annotator),
+            ).fetchone()
+            if newer_import is not None:
+                raise UndoRefusedError(
+                    f"not undone: your last change ({undone.factor} on {undone.video_id}) has "
+                    f"since been replaced by a newer decision of yours made at {newer_import[0]} "
+                    "(merged from another workspace); decide the factor again to change it"
+                )
             before = db.execute(
                 "SELECT value, source, note, replaced_auto_value, replaced_measurement "
                 "FROM decisions WHERE video_id = :video AND factor = :factor "
-                f"AND annotator = :annotator AND ({key} < {time_key(':at')} "
-                f"OR ({key} = {time_key(':at')} AND decision_id < :id)) "
-                f"ORDER BY {key} DESC, decision_id DESC LIMIT 1",
+                "AND annotator = :annotator AND (decided_at < :at "
+                "OR (decided_at = :at AND decision_id < :id)) "
+                "ORDER BY decided_at DESC, decision_id DESC LIMIT 1",
                 {
                     "video": undone.video_id,
                     "factor": undone.factor,
@@ -670,9 +735,13 @@ class AnnotationStore:
         value: bool | str | None,
         *,
         annotator: str,
-        marked_at: str | None = None,
+        marked_at: Time | None = None,
     ) -> None:
-        """Flag/unflag, skip/unskip (bool) or set the note (text, None clears) of a video."""
+        """Flag/unflag, skip/unskip (bool) or set the note (text, None clears) of a video.
+
+        Unflagging, unskipping and clearing are marks with their time like any other, so they
+        travel in releases and win over an older flag or note. ``marked_at`` defaults to now.
+        """
         if kind not in MARK_KINDS:
             raise StoreError(f"unknown mark '{kind}' (expected one of: {', '.join(MARK_KINDS)})")
         with self._write() as db:
@@ -685,45 +754,72 @@ class AnnotationStore:
         kind: str,
         value: bool | str | None,
         annotator: str,
-        marked_at: str | None,
+        marked_at: Time | None,
     ) -> None:
+        row = self._checked_mark(video_id, kind, value, annotator, marked_at)
+        self._require_video(db, video_id)
+        db.execute(
+            "INSERT INTO marks (video_id, annotator, kind, value, marked_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            row,
+        )
+
+    @staticmethod
+    def _checked_mark(
+        video_id: str,
+        kind: str,
+        value: bool | str | None,
+        annotator: str,
+        marked_at: Time | None,
+    ) -> tuple[str, str, str, str | None, str]:
+        """The marks row of a mark, or :class:`StoreError` for one a release could not carry."""
+        _check_text(video_id, "video id")
         _check_annotator(annotator, "manual")
+        _check_text(annotator, f"video '{video_id}': annotator")
+        stored: str | None
         if kind == "note":
             if value is not None and not isinstance(value, str):
                 raise StoreError(f"video '{video_id}': a note must be text, got {value!r}")
+            _check_text(value, f"video '{video_id}': note")
             stored = value or None
         else:
             if not isinstance(value, bool):
                 raise StoreError(f"video '{video_id}': mark '{kind}' takes true/false")
             stored = "1" if value else "0"
-        self._require_video(db, video_id)
-        db.execute(
-            "INSERT INTO marks (video_id, annotator, kind, value, marked_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (video_id, annotator, kind, stored, marked_at or utc_now()),
-        )
+        at = _stored_time(marked_at, f"video '{video_id}', mark '{kind}': marked_at")
+        return video_id, annotator, kind, stored, at
 
     def marks(self, *, video_id: str | None = None) -> dict[tuple[str, str], dict[str, object]]:
         """(video, annotator) → {'flag': bool, 'skip': bool, 'note': str|None} (current)."""
+        return {
+            key: {kind: value for kind, (value, _at) in entry.items()}
+            for key, entry in self.marks_with_times(video_id=video_id).items()
+        }
+
+    def marks_with_times(
+        self, *, video_id: str | None = None
+    ) -> dict[tuple[str, str], dict[str, tuple[object, str | None]]]:
+        """(video, annotator) → kind → (current value, when it was set; None: never set)."""
         with self._lock:
             return self._current_marks(self._db, video_id)
 
     @staticmethod
     def _current_marks(
         db: sqlite3.Connection, video_id: str | None
-    ) -> dict[tuple[str, str], dict[str, object]]:
-        where, params = ("WHERE video_id = ?", (video_id,)) if video_id else ("", ())
+    ) -> dict[tuple[str, str], dict[str, tuple[object, str | None]]]:
+        where, params = ("WHERE c.video_id = ?", (video_id,)) if video_id else ("", ())
         rows = db.execute(
-            "SELECT video_id, annotator, kind, value FROM marks WHERE mark_id IN "
-            f"(SELECT MAX(mark_id) FROM marks {where} GROUP BY video_id, annotator, kind)",
+            "SELECT c.video_id, c.annotator, c.kind, m.value, c.marked_at "
+            f"FROM current_mark_ids AS c JOIN marks AS m ON m.mark_id = c.mark_id {where}",
             params,
         ).fetchall()
-        current: dict[tuple[str, str], dict[str, object]] = {}
-        for vid, annotator, kind, value in rows:
+        current: dict[tuple[str, str], dict[str, tuple[object, str | None]]] = {}
+        for vid, annotator, kind, value, at in rows:
             entry = current.setdefault(
-                (vid, annotator), {"flag": False, "skip": False, "note": None}
+                (vid, annotator),
+                {"flag": (False, None), "skip": (False, None), "note": (None, None)},
             )
-            entry[kind] = value if kind == "note" else value == "1"
+            entry[kind] = (value if kind == "note" else value == "1", at)
         return current
 
     # --- measurements and thresholds ------------------------------------------------------
@@ -736,21 +832,9 @@ class AnnotationStore:
     def _record_measurement(
         self, db: sqlite3.Connection, video_id: str, statistic: str, measurement: Measurement
     ) -> None:
+        row = _measurement_row(video_id, statistic, measurement)
         self._require_video(db, video_id)
-        db.execute(
-            "INSERT OR REPLACE INTO measurements (video_id, statistic, value, params, "
-            "decoder, frames_read, seconds, measured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                video_id,
-                statistic,
-                measurement.value,
-                json.dumps(measurement.params, sort_keys=True),
-                measurement.decoder,
-                measurement.frames_read,
-                measurement.seconds,
-                measurement.measured_at.isoformat(),
-            ),
-        )
+        db.execute(_REPLACE_MEASUREMENT, row)
 
     def record_video_measurements(
         self, video_id: str, stats: dict[str, Measurement], *, undefined: Iterable[str] = ()
@@ -758,16 +842,17 @@ class AnnotationStore:
         """Store every statistic of one video at once and clear its recorded failure.
 
         ``undefined`` names statistics this measurement found to have no value (motion
-        without a normal frame pair): an earlier value of theirs is deleted in the same
-        transaction, so it cannot outlive the inputs that made it.
+        without a normal frame pair): they are recorded as withdrawn at the measurement's time,
+        in the same transaction, so an earlier value outlives neither the inputs that made it
+        nor a merge of an older release.
         """
+        at = max((m.measured_at for m in stats.values()), default=None)
+        withdrawn_at = canonical(at) if at is not None else utc_now()
         with self._write() as db:
             for statistic, measurement in stats.items():
                 self._record_measurement(db, video_id, statistic, measurement)
-            db.executemany(
-                "DELETE FROM measurements WHERE video_id = ? AND statistic = ?",
-                [(video_id, statistic) for statistic in undefined],
-            )
+            for statistic in undefined:
+                db.execute(_REPLACE_MEASUREMENT, _withdrawal_row(video_id, statistic, withdrawn_at))
             db.execute("DELETE FROM measurement_failures WHERE video_id = ?", (video_id,))
 
     def record_measurement_failure(
@@ -789,10 +874,11 @@ class AnnotationStore:
     def measurements(self, *, video_id: str | None = None) -> dict[str, dict[str, Measurement]]:
         """video → statistic → measurement (of one video, if ``video_id`` is given: a page
         showing a few videos then parses their rows, not the whole workspace's)."""
-        where, params = ("WHERE video_id = ?", (video_id,)) if video_id else ("", ())
+        where, params = ("AND video_id = ?", (video_id,)) if video_id else ("", ())
         rows = self._read(
             "SELECT video_id, statistic, value, params, decoder, frames_read, seconds, "
-            f"measured_at FROM measurements {where} ORDER BY video_id, statistic",
+            f"measured_at FROM measurements WHERE value IS NOT NULL {where} "
+            "ORDER BY video_id, statistic",
             params,
         )
         result: dict[str, dict[str, Measurement]] = {}
@@ -807,6 +893,16 @@ class AnnotationStore:
             )
         return result
 
+    def measurement_withdrawals(self) -> dict[str, dict[str, str]]:
+        """video → statistic → when it was measured to have no value (and has none since)."""
+        result: dict[str, dict[str, str]] = {}
+        for video_id, statistic, at in self._read(
+            "SELECT video_id, statistic, measured_at FROM measurements WHERE value IS NULL "
+            "ORDER BY video_id, statistic"
+        ):
+            result.setdefault(video_id, {})[statistic] = at
+        return result
+
     def set_threshold(
         self,
         factor: str,
@@ -814,9 +910,11 @@ class AnnotationStore:
         rule: str,
         thresholds: Sequence[float],
         *,
-        set_at: str | None = None,
+        set_at: Time | None = None,
     ) -> None:
-        """Record the dataset-level threshold rule of an auto factor."""
+        """Record the dataset-level threshold rule of an auto factor (refused, with
+        :class:`StoreError`, unless :func:`~vadscene.core.catalogue.threshold_rule_problems`
+        finds nothing wrong with it)."""
         with self._write() as db:
             self._set_threshold(db, factor, statistic, rule, thresholds, set_at)
 
@@ -834,9 +932,11 @@ class AnnotationStore:
         transaction.
 
         Each (video, pole) of ``poles`` is appended as a decision of annotator ``auto`` (source
-        ``auto``) with ``note``. The rule and every pole are committed together or, refused or
-        interrupted, not at all: no pole ever stands under a rule the store does not hold.
+        ``auto``) with ``note``, at the rule's own time. The rule and every pole are committed
+        together or, refused or interrupted, not at all: no pole ever stands under a rule the
+        store does not hold.
         """
+        at = utc_now()
         with self._write() as db:
             for video_id, pole in poles:
                 self._append_decision(
@@ -847,9 +947,9 @@ class AnnotationStore:
                     annotator=AUTO_ANNOTATOR,
                     source="auto",
                     note=note,
-                    decided_at=None,
+                    decided_at=at,
                 )
-            self._set_threshold(db, factor, statistic, rule, thresholds, None)
+            self._set_threshold(db, factor, statistic, rule, thresholds, at)
 
     def _set_threshold(
         self,
@@ -858,18 +958,28 @@ class AnnotationStore:
         statistic: str,
         rule: str,
         thresholds: Sequence[float],
-        set_at: str | None,
+        set_at: Time | None,
     ) -> None:
-        self.catalogue.factor(factor)
-        if not all(math.isfinite(t) for t in thresholds):
-            raise StoreError(
-                f"factor '{factor}': thresholds must be finite numbers, got {list(thresholds)}"
-            )
         db.execute(
             "INSERT OR REPLACE INTO thresholds (factor, statistic, rule, thresholds, set_at) "
             "VALUES (?, ?, ?, ?, ?)",
-            (factor, statistic, rule, json.dumps(list(thresholds)), set_at or utc_now()),
+            self._checked_rule(factor, statistic, rule, thresholds, set_at),
         )
+
+    def _checked_rule(
+        self,
+        factor: str,
+        statistic: str,
+        rule: str,
+        thresholds: Sequence[float],
+        set_at: Time | None,
+    ) -> tuple[str, str, str, str, str]:
+        """The thresholds row of a rule, or :class:`StoreError` naming what is wrong."""
+        problems = threshold_rule_problems(self.catalogue, factor, statistic, rule, thresholds)
+        if problems:
+            raise StoreError(f"threshold rule of factor '{factor}': {'; '.join(problems)}")
+        at = _stored_time(set_at, f"threshold rule of factor '{factor}': set_at")
+        return factor, statistic, rule, json.dumps([float(t) for t in thresholds]), at
 
     def thresholds(self) -> list[tuple[str, str, str, list[float], str]]:
         rows = self._read(
@@ -887,61 +997,138 @@ class AnnotationStore:
         marks: Iterable[tuple[str, VideoMarks]],
         measurements: Iterable[tuple[str, str, Measurement]],
         thresholds: Iterable[AutoThreshold],
+        withdrawn_decisions: Iterable[tuple[str, DecisionWithdrawal]] = (),
+        withdrawn_measurements: Iterable[tuple[str, MeasurementWithdrawal]] = (),
     ) -> ImportCounts:
         """Merge released rows; every row is checked before anything is written.
 
-        A decision the log already holds (same video, factor, annotator, value, source and
-        decision time) is skipped, so importing a release twice changes nothing; any other is
-        appended with its original time and provenance and becomes current only if it is the
-        latest decision on its key — an imported decision older than the local current one
-        with another value is reported as a :class:`Conflict` and stays history.
+        Every piece of state merges by its time, the newer per key winning: a decision or mark
+        the log already holds (same key, value and instant) is skipped, so importing a release
+        twice changes nothing; any other is appended with its original time and provenance and
+        becomes current only if it is the latest on its key. A measurement or rule replaces the
+        local one only when newer. An imported value older than the local current one, with
+        another value, is reported as a :class:`Conflict`. Withdrawals are rows like any other.
 
-        Cost is linear in the rows: duplicates are found by one indexed set operation over a
-        temporary table, and rows are written in short transactions (:data:`BATCH_TARGET_S`)
-        so annotators keep working meanwhile. An interrupted import leaves a prefix of the
-        rows, and importing the same release again completes it.
+        Every row is checked first — videos known, values the catalogue allows, times that are
+        instants and not in the future, text that is UTF-8, rules that
+        :func:`~vadscene.core.catalogue.threshold_rule_problems` accepts — so a refused import
+        writes nothing. Rows are then written in short transactions (:data:`BATCH_TARGET_S`) so
+        annotators keep working meanwhile; should the disk fill or the lock be held part-way,
+        the error says how many rows were saved, and importing the same release again
+        completes it. Cost is linear in the rows: duplicates are found by one indexed set
+        operation over a temporary table.
         """
-        videos, marks = list(videos), list(marks)
-        measurements, thresholds = list(measurements), list(thresholds)
+        videos = list(videos)
         known = {row[0] for row in self._read("SELECT video_id FROM videos")}
         known.update(v.video_id for v in videos)
-        rows = []
-        for video_id, factor, d in decisions:
-            source = self._checked_source(video_id, factor, d.value, d.annotator, d.source)
+        decision_rows = [
+            self._imported_decision(video_id, factor, d, known) for video_id, factor, d in decisions
+        ]
+        decision_rows += [
+            self._imported_withdrawal(video_id, w, known) for video_id, w in withdrawn_decisions
+        ]
+        mark_rows = [
+            row for video_id, m in marks for row in self._imported_marks(video_id, m, known)
+        ]
+        measurement_rows = []
+        for video_id, statistic, m in measurements:
             self._require_known(video_id, known)
-            rows.append(
-                (
-                    video_id,
-                    factor,
-                    d.value,
-                    d.annotator,
-                    source,
-                    d.decided_at.isoformat(timespec="microseconds"),
-                    d.note,
-                    d.replaced_auto_value,
-                    d.replaced_measurement,
-                )
-            )
-        for video_id, m in marks:
-            _check_annotator(m.annotator, "manual")
+            measurement_rows.append(_measurement_row(video_id, statistic, m))
+        for video_id, w in withdrawn_measurements:
             self._require_known(video_id, known)
-        for video_id, _statistic, _measurement in measurements:
-            self._require_known(video_id, known)
-        for t in thresholds:
-            self.catalogue.factor(t.factor)
+            at = _stored_time(w.withdrawn_at, f"video '{video_id}', {w.statistic}: withdrawn_at")
+            measurement_rows.append(_withdrawal_row(video_id, w.statistic, at))
+        rule_rows = [
+            self._checked_rule(t.factor, t.statistic, t.rule, t.thresholds, t.set_at)
+            for t in thresholds
+        ]
 
-        new_videos = self._in_batches(videos, lambda db, batch: self._register_videos(db, batch)[0])
-        added, conflicts, by_annotator = self._merge_decisions(rows)
-        marks_set = self._in_batches(marks, self._merge_marks)
-        self._in_batches(measurements, self._merge_measurements)
-        with self._write() as db:
-            for t in thresholds:
-                self._set_threshold(
-                    db, t.factor, t.statistic, t.rule, t.thresholds, t.set_at.isoformat()
-                )
-        return ImportCounts(
-            new_videos, added, len(rows) - added, marks_set, conflicts, by_annotator
+        written = {"videos": 0, "decisions": 0, "marks": 0, "measurements": 0, "rules": 0}
+
+        def saved() -> str:
+            done = [f"{n:,} {what}" for what, n in written.items() if n]
+            if not done:
+                return "nothing was saved"
+            return (
+                f"the import stopped part-way: {', '.join(done)} were saved; import the same "
+                "release again to complete it"
+            )
+
+        def register(db: sqlite3.Connection, batch: Sequence[VideoInfo]) -> int:
+            added = self._register_videos(db, batch)[0]
+            written["videos"] += len(batch)
+            return added
+
+        conflicts: list[Conflict] = []
+        new_videos = self._in_batches(videos, register, saved=saved)
+        added, decision_conflicts, by_annotator = self._merge_decisions(
+            decision_rows, written, saved
         )
+        conflicts += decision_conflicts
+        marks_added = self._in_batches(
+            mark_rows, lambda db, b: self._merge_marks(db, b, conflicts, written), saved=saved
+        )
+        measurements_updated = self._in_batches(
+            measurement_rows,
+            lambda db, b: self._merge_measurements(db, b, conflicts, written),
+            saved=saved,
+        )
+        with self._write(saved) as db:
+            rules_updated = self._merge_rules(db, rule_rows, conflicts)
+        return ImportCounts(
+            videos_added=new_videos,
+            decisions_added=added,
+            decisions_already_present=len(decision_rows) - added,
+            marks_added=marks_added,
+            measurements_updated=measurements_updated,
+            rules_updated=rules_updated,
+            conflicts=tuple(conflicts),
+            added_by_annotator=by_annotator,
+        )
+
+    def _imported_decision(
+        self, video_id: str, factor: str, d: FactorDecision, known: set[str]
+    ) -> tuple:
+        """The log row of a released decision, checked like one recorded here."""
+        source = self._checked_source(video_id, factor, d.value, d.annotator, d.source)
+        self._require_known(video_id, known)
+        where = f"video '{video_id}', factor '{factor}' ({d.annotator})"
+        _check_text(d.note, f"{where}: note")
+        _check_text(d.replaced_auto_value, f"{where}: replaced_auto_value")
+        return (
+            video_id,
+            factor,
+            d.value,
+            d.annotator,
+            source,
+            _stored_time(d.decided_at, f"{where}: decided_at"),
+            d.note,
+            d.replaced_auto_value,
+            d.replaced_measurement,
+        )
+
+    def _imported_withdrawal(self, video_id: str, w: DecisionWithdrawal, known: set[str]) -> tuple:
+        """The log row of a released withdrawal: a decision with no value, at its time."""
+        source = self._checked_source(video_id, w.factor, None, w.annotator, w.source)
+        self._require_known(video_id, known)
+        where = f"video '{video_id}', factor '{w.factor}' ({w.annotator})"
+        at = _stored_time(w.withdrawn_at, f"{where}: withdrawn_at")
+        return (video_id, w.factor, None, w.annotator, source, at, None, None, None)
+
+    def _imported_marks(
+        self, video_id: str, m: VideoMarks, known: set[str]
+    ) -> list[tuple[str, str, str, str | None, str]]:
+        """The mark rows of a released mark: one per kind that carries a time."""
+        self._require_known(video_id, known)
+        return [
+            self._checked_mark(video_id, kind, value, m.annotator, at)
+            for kind, value, at in (
+                ("flag", m.flagged, m.flagged_at),
+                ("skip", m.skipped, m.skipped_at),
+                ("note", m.note, m.note_at),
+            )
+            if at is not None
+        ]
 
     def _require_known(self, video_id: str, known: set[str]) -> None:
         if video_id not in known:
@@ -951,8 +1138,8 @@ class AnnotationStore:
             )
 
     def _merge_decisions(
-        self, rows: list[tuple]
-    ) -> tuple[int, tuple[Conflict, ...], dict[str, int]]:
+        self, rows: list[tuple], written: dict[str, int], saved: Callable[[], str]
+    ) -> tuple[int, list[Conflict], dict[str, int]]:
         """Append the rows the log does not hold yet; (added, conflicts, added per annotator).
 
         The rows go into a temporary table (private to this connection, so filling it takes
@@ -987,18 +1174,18 @@ class AnnotationStore:
                     f"decisions AS d WHERE {_SAME_CONTENT}) OR EXISTS (SELECT 1 FROM "
                     f"incoming_decisions AS d WHERE {_SAME_CONTENT} AND d.seq < i.seq)"
                 )
-                conflicts = tuple(
-                    Conflict(*row)
+                conflicts = [
+                    Conflict("decision", *row)
                     for row in db.execute(
                         "SELECT i.video_id, i.factor, i.annotator, i.value, i.decided_at, "
                         "d.value, d.decided_at FROM incoming_decisions AS i "
                         "JOIN current_decision_ids AS c ON c.video_id = i.video_id "
                         "AND c.factor = i.factor AND c.annotator = i.annotator "
                         "JOIN decisions AS d ON d.decision_id = c.decision_id "
-                        f"WHERE i.present = 0 AND {time_key('i.decided_at')} < c.decided_key "
+                        "WHERE i.present = 0 AND i.decided_at < c.decided_key "
                         "AND d.value IS NOT i.value ORDER BY i.seq"
                     )
-                )
+                ]
                 pending = [
                     r[0]
                     for r in db.execute(
@@ -1021,15 +1208,17 @@ class AnnotationStore:
                     f"{_SAME_CONTENT})",
                     bounds,
                 )
-                return db.execute(
-                    f"INSERT INTO decisions ({_DECISION_COLUMNS.split(', ', 1)[1]}) "
+                inserted: int = db.execute(
+                    f"INSERT INTO decisions ({_DECISION_COLUMNS.split(', ', 1)[1]}, imported) "
                     "SELECT video_id, factor, value, annotator, source, decided_at, note, NULL, "
-                    "replaced_auto_value, replaced_measurement FROM incoming_decisions "
+                    "replaced_auto_value, replaced_measurement, 1 FROM incoming_decisions "
                     "WHERE seq BETWEEN ? AND ? AND present = 0 ORDER BY seq",
                     bounds,
                 ).rowcount
+                written["decisions"] += inserted
+                return inserted
 
-            added = self._in_batches(pending, insert)
+            added = self._in_batches(pending, insert, saved=saved)
             by_annotator = dict(
                 self._read(
                     "SELECT annotator, COUNT(*) FROM incoming_decisions WHERE present = 0 "
@@ -1039,32 +1228,123 @@ class AnnotationStore:
             db.execute("DELETE FROM incoming_decisions")
         return added, conflicts, by_annotator
 
-    def _merge_marks(self, db: sqlite3.Connection, batch: Sequence[tuple[str, VideoMarks]]) -> int:
-        """Set each imported mark that differs from the current one; returns how many."""
-        marks_set = 0
-        for video_id, m in batch:
-            current = self._current_marks(db, video_id).get(
-                (video_id, m.annotator), {"flag": False, "skip": False, "note": None}
+    def _merge_marks(
+        self,
+        db: sqlite3.Connection,
+        batch: Sequence[tuple[str, str, str, str | None, str]],
+        conflicts: list[Conflict],
+        written: dict[str, int],
+    ) -> int:
+        """Append each imported mark row the log does not hold; returns how many. The newest
+        per (video, annotator, kind) is current (a trigger keeps it)."""
+        added = 0
+        for video_id, annotator, kind, value, at in batch:
+            if db.execute(
+                "SELECT 1 FROM marks WHERE video_id = ? AND annotator = ? AND kind = ? "
+                "AND marked_at = ? AND value IS ?",
+                (video_id, annotator, kind, at, value),
+            ).fetchone():
+                continue
+            current = db.execute(
+                "SELECT m.value, c.marked_at FROM current_mark_ids AS c JOIN marks AS m "
+                "ON m.mark_id = c.mark_id WHERE c.video_id = ? AND c.annotator = ? "
+                "AND c.kind = ?",
+                (video_id, annotator, kind),
+            ).fetchone()
+            if current is not None and at < current[1] and value != current[0]:
+                conflicts.append(
+                    Conflict("mark", video_id, kind, annotator, value, at, current[0], current[1])
+                )
+            db.execute(
+                "INSERT INTO marks (video_id, annotator, kind, value, marked_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (video_id, annotator, kind, value, at),
             )
-            for kind, value in (("flag", m.flagged), ("skip", m.skipped), ("note", m.note)):
-                if current[kind] != value:
-                    self._append_mark(db, video_id, kind, value, m.annotator, None)
-                    marks_set += 1
-        return marks_set
+            added += 1
+        written["marks"] += added
+        return added
 
     def _merge_measurements(
-        self, db: sqlite3.Connection, batch: Sequence[tuple[str, str, Measurement]]
+        self,
+        db: sqlite3.Connection,
+        batch: Sequence[tuple],
+        conflicts: list[Conflict],
+        written: dict[str, int],
     ) -> int:
-        for video_id, statistic, measurement in batch:
-            self._record_measurement(db, video_id, statistic, measurement)
-        return len(batch)
+        """Store each imported measurement (or withdrawal) newer than the local one on its
+        (video, statistic); returns how many replaced or added one."""
+        updated = 0
+        for row in batch:
+            video_id, statistic, value, at = row[0], row[1], row[2], row[7]
+            current = db.execute(
+                "SELECT value, measured_at FROM measurements WHERE video_id = ? AND statistic = ?",
+                (video_id, statistic),
+            ).fetchone()
+            if current is None or at > current[1]:
+                db.execute(_REPLACE_MEASUREMENT, row)
+                updated += 1
+            elif value != current[0]:
+                conflicts.append(
+                    Conflict(
+                        "measurement",
+                        video_id,
+                        statistic,
+                        "",
+                        _number_text(value),
+                        at,
+                        _number_text(current[0]),
+                        current[1],
+                    )
+                )
+        written["measurements"] += updated
+        return updated
+
+    @staticmethod
+    def _merge_rules(
+        db: sqlite3.Connection,
+        rows: Sequence[tuple[str, str, str, str, str]],
+        conflicts: list[Conflict],
+    ) -> int:
+        """Store each imported threshold rule newer than the local one of its factor."""
+        updated = 0
+        for factor, statistic, rule, thresholds, at in rows:
+            current = db.execute(
+                "SELECT statistic, rule, thresholds, set_at FROM thresholds WHERE factor = ?",
+                (factor,),
+            ).fetchone()
+            if current is None or at > current[3]:
+                db.execute(
+                    "INSERT OR REPLACE INTO thresholds (factor, statistic, rule, thresholds, "
+                    "set_at) VALUES (?, ?, ?, ?, ?)",
+                    (factor, statistic, rule, thresholds, at),
+                )
+                updated += 1
+            elif (statistic, rule, thresholds) != tuple(current[:3]):
+                conflicts.append(
+                    Conflict(
+                        "rule",
+                        "",
+                        factor,
+                        "",
+                        f"{rule} {thresholds}",
+                        at,
+                        f"{current[1]} {current[2]}",
+                        current[3],
+                    )
+                )
+        return updated
 
     def _in_batches(
-        self, items: Sequence[T], write: Callable[[sqlite3.Connection, Sequence[T]], int]
+        self,
+        items: Sequence[T],
+        write: Callable[[sqlite3.Connection, Sequence[T]], int],
+        *,
+        saved: Callable[[], str] | None = None,
     ) -> int:
         """``write`` the items in consecutive transactions sized to hold the write lock for
         about :data:`BATCH_TARGET_S` each (doubling or halving the batch as it goes); returns
-        the sum of what ``write`` returned."""
+        the sum of what ``write`` returned. A failure's message ends with ``saved()`` (what
+        the earlier batches committed)."""
         total, start, size, batches = 0, 0, 64, 0
         # SQLite's automatic checkpoint runs inside COMMIT; between batches it is run here
         # instead (PASSIVE: it waits for nobody), so the lock hold measured is the lock's.
@@ -1072,7 +1352,7 @@ class AnnotationStore:
         try:
             while start < len(items):
                 batch = items[start : start + size]
-                with self._write() as db:
+                with self._write(saved) as db:
                     total += write(db, batch)
                 start += len(batch)
                 batches += 1
@@ -1148,14 +1428,18 @@ def _disk_is_full(path: Path) -> bool:
     return stats.f_bavail * stats.f_frsize < 64 * 1024
 
 
-def _store_error(path: Path, exc: sqlite3.Error, *, opening: bool = False) -> StoreError:
-    """The one-line :class:`StoreError` subclass for an SQLite failure on the store at ``path``.
+def _store_error(
+    path: Path, exc: sqlite3.Error, *, opening: bool = False, action: str | None = None
+) -> StoreError:
+    """The one-line :class:`StoreError` subclass for an SQLite failure on the store at ``path``;
+    ``action`` says what was written (default: nothing).
 
     Extended result codes are reduced to their primary code (``& 0xFF``): ``SQLITE_IOERR_*``
     covers many system calls, ``SQLITE_FULL`` and ``SQLITE_READONLY_*`` have variants.
     """
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-    action = "could not be opened" if opening else "nothing was saved"
+    if action is None:
+        action = "could not be opened" if opening else "nothing was saved"
     if code in _BUSY_CODES:
         return StoreLockedError(
             f"{path}: another program kept the store locked for over {WRITE_PATIENCE_S:.0f} s; "
@@ -1187,3 +1471,58 @@ def _check_annotator(annotator: str, source: str) -> None:
             f"annotator '{AUTO_ANNOTATOR}' is reserved for measured decisions (source 'auto'); "
             f"got annotator '{annotator}' with source '{source}'"
         )
+
+
+def _check_text(text: object, field: str) -> None:
+    """Refuse text that cannot be written as UTF-8 (a lone surrogate such as ``"\\udfff"`` is
+    valid JSON and a valid Python string, but no file or database can hold it)."""
+    if isinstance(text, str):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"{field}: holds U+{ord(text[exc.start]):04X}, which is not text (a lone "
+                "surrogate cannot be stored as UTF-8)"
+            ) from None
+
+
+def _stored_time(value: object | None, field: str) -> str:
+    """:func:`~vadscene.core.instants.stored_time`, refusing with :class:`StoreError`."""
+    try:
+        return stored_time(value, field=field)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
+
+
+_REPLACE_MEASUREMENT = (
+    "INSERT OR REPLACE INTO measurements (video_id, statistic, value, params, decoder, "
+    "frames_read, seconds, measured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _measurement_row(video_id: str, statistic: str, measurement: Measurement) -> tuple:
+    """The measurements row of a measured statistic, checked like a release's."""
+    where = f"video '{video_id}', {statistic}"
+    _check_text(video_id, "video id")
+    _check_text(statistic, f"video '{video_id}': statistic")
+    _check_text(measurement.decoder, f"{where}: decoder")
+    return (
+        video_id,
+        statistic,
+        measurement.value,
+        json.dumps(measurement.params, sort_keys=True),
+        measurement.decoder,
+        measurement.frames_read,
+        measurement.seconds,
+        _stored_time(measurement.measured_at, f"{where}: measured_at"),
+    )
+
+
+def _withdrawal_row(video_id: str, statistic: str, at: str) -> tuple:
+    """The measurements row of a statistic measured to have no value at ``at``."""
+    _check_text(statistic, f"video '{video_id}': statistic")
+    return (video_id, statistic, None, "{}", "", 0, 0.0, at)
+
+
+def _number_text(value: float | None) -> str | None:
+    return None if value is None else repr(value)

@@ -5,18 +5,27 @@ the first *n* scripts of :data:`MIGRATIONS`, and :func:`upgrade` runs the rest. 
 never edited once released, only appended, so every store reaches the same schema whatever
 version it started from.
 
-"Current" decisions are kept by the schema itself: the table ``current_decision_ids`` holds
-the current row per (video, factor, annotator), ordered by :func:`time_key`, and a trigger
-updates it in the transaction of every insert into the append-only ``decisions`` log.
+A migration is SQL text, or a function of the connection where it needs Python
+(migration 4 re-spells every stored time with :func:`vadscene.core.instants.canonical`).
+
+"Current" state is kept by the schema itself: the tables ``current_decision_ids`` and
+``current_mark_ids`` hold the current row per key of the append-only ``decisions`` and
+``marks`` logs — the latest time, the row id breaking ties — and triggers update them in the
+transaction of every insert. Since migration 4 every stored time is canonical UTC text, so the
+latest time is the greatest text.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+
+from vadscene.core.instants import readable_or_earliest
 
 
 def time_key(column: str) -> str:
-    """SQL for the sort key of a stored time: the instant in UTC, to the microsecond.
+    """SQL for the sort key of a stored time before migration 4 (used by migration 3 only):
+    the instant in UTC, to the microsecond.
 
     Stored times are ISO 8601 with microseconds and an offset (``…T05:00:00.123456+05:00``).
     ``datetime()`` converts to UTC but keeps whole seconds; the fraction is the same in every
@@ -32,7 +41,99 @@ def time_key(column: str) -> str:
     )
 
 
-MIGRATIONS: tuple[str, ...] = (
+def _canonical_times(db: sqlite3.Connection) -> None:
+    """Migration 4: every stored time in one canonical UTC spelling, compared as an instant;
+    imported decisions told apart from the annotator's own actions; current marks kept like
+    current decisions; a measurement that has no value recorded (a withdrawal) rather than
+    deleted.
+
+    The logs stay append-only: their no-update triggers are lifted only inside this
+    transaction, to re-spell each time as the same instant (one that cannot be read becomes
+    :data:`~vadscene.core.instants.EARLIEST`, so it never wins).
+    """
+    db.create_function("canonical_time", 1, readable_or_earliest, deterministic=True)
+    for statement in statements(_CANONICAL_TIMES):
+        db.execute(statement)
+
+
+_CANONICAL_TIMES = """
+    DROP TRIGGER decisions_no_update;
+    UPDATE decisions SET decided_at = canonical_time(decided_at)
+        WHERE decided_at IS NOT canonical_time(decided_at);
+    CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions
+        BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;
+    ALTER TABLE decisions ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX decisions_local_by_annotator ON decisions (annotator, imported, decision_id);
+    DROP TRIGGER decisions_keep_current;
+    DELETE FROM current_decision_ids;
+    INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        SELECT video_id, factor, annotator, decided_at, decision_id FROM (
+            SELECT video_id, factor, annotator, decided_at, decision_id, ROW_NUMBER() OVER (
+                PARTITION BY video_id, factor, annotator
+                ORDER BY decided_at DESC, decision_id DESC) AS rank
+            FROM decisions)
+        WHERE rank = 1;
+    CREATE TRIGGER decisions_keep_current AFTER INSERT ON decisions BEGIN
+        INSERT INTO current_decision_ids (video_id, factor, annotator, decided_key, decision_id)
+        VALUES (NEW.video_id, NEW.factor, NEW.annotator, NEW.decided_at, NEW.decision_id)
+        ON CONFLICT (video_id, factor, annotator) DO UPDATE
+        SET decided_key = excluded.decided_key, decision_id = excluded.decision_id
+        WHERE excluded.decided_key > current_decision_ids.decided_key
+           OR (excluded.decided_key = current_decision_ids.decided_key
+               AND excluded.decision_id > current_decision_ids.decision_id);
+    END;
+    DROP TRIGGER marks_no_update;
+    UPDATE marks SET marked_at = canonical_time(marked_at)
+        WHERE marked_at IS NOT canonical_time(marked_at);
+    CREATE TRIGGER marks_no_update BEFORE UPDATE ON marks
+        BEGIN SELECT RAISE(ABORT, 'the mark log is append-only'); END;
+    CREATE INDEX marks_by_content ON marks (video_id, annotator, kind, marked_at);
+    CREATE TABLE current_mark_ids (
+        video_id TEXT NOT NULL,
+        annotator TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        marked_at TEXT NOT NULL,
+        mark_id INTEGER NOT NULL REFERENCES marks(mark_id),
+        PRIMARY KEY (video_id, annotator, kind)
+    ) WITHOUT ROWID;
+    INSERT INTO current_mark_ids (video_id, annotator, kind, marked_at, mark_id)
+        SELECT video_id, annotator, kind, marked_at, mark_id FROM (
+            SELECT video_id, annotator, kind, marked_at, mark_id, ROW_NUMBER() OVER (
+                PARTITION BY video_id, annotator, kind
+                ORDER BY marked_at DESC, mark_id DESC) AS rank
+            FROM marks)
+        WHERE rank = 1;
+    CREATE TRIGGER marks_keep_current AFTER INSERT ON marks BEGIN
+        INSERT INTO current_mark_ids (video_id, annotator, kind, marked_at, mark_id)
+        VALUES (NEW.video_id, NEW.annotator, NEW.kind, NEW.marked_at, NEW.mark_id)
+        ON CONFLICT (video_id, annotator, kind) DO UPDATE
+        SET marked_at = excluded.marked_at, mark_id = excluded.mark_id
+        WHERE excluded.marked_at > current_mark_ids.marked_at
+           OR (excluded.marked_at = current_mark_ids.marked_at
+               AND excluded.mark_id > current_mark_ids.mark_id);
+    END;
+    CREATE TABLE measurements_v4 (
+        video_id TEXT NOT NULL REFERENCES videos(video_id),
+        statistic TEXT NOT NULL,
+        value REAL,
+        params TEXT NOT NULL,
+        decoder TEXT NOT NULL,
+        frames_read INTEGER NOT NULL,
+        seconds REAL NOT NULL,
+        measured_at TEXT NOT NULL,
+        PRIMARY KEY (video_id, statistic)
+    );
+    INSERT INTO measurements_v4 SELECT video_id, statistic, value, params, decoder,
+        frames_read, seconds, canonical_time(measured_at) FROM measurements;
+    DROP TABLE measurements;
+    ALTER TABLE measurements_v4 RENAME TO measurements;
+    UPDATE thresholds SET set_at = canonical_time(set_at);
+"""
+
+
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: tuple[Migration, ...] = (
     # 1: videos, the decision log, marks, measurements, thresholds.
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -156,6 +257,8 @@ MIGRATIONS: tuple[str, ...] = (
         FROM current_decision_ids AS c
         JOIN decisions AS d ON d.decision_id = c.decision_id;
     """,
+    # 4: canonical instants, imported rows marked, current marks, measurement withdrawals.
+    _canonical_times,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this vadscene writes and understands."""
@@ -164,9 +267,12 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def upgrade(db: sqlite3.Connection, version: int) -> None:
     """Run the migrations after ``version`` on ``db``, inside the caller's write transaction,
     recording each one's number as the ``user_version``."""
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        for statement in statements(script):
-            db.execute(statement)
+    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+        if callable(migration):
+            migration(db)
+        else:
+            for statement in statements(migration):
+                db.execute(statement)
         db.execute(f"PRAGMA user_version = {number}")
 
 

@@ -396,13 +396,29 @@ class Workspace:
             relative = path.relative_to(root)
             shown = _undecodable_name(relative)
             if progress is not None:
-                progress(done - 1, len(files), shown or str(relative))
+                progress(done - 1, len(files), _escape_controls(shown or str(relative)))
             if shown is not None:
                 report.unreadable.append(
-                    (shown, "file name is not valid UTF-8; rename it (video ids are file stems)")
+                    (
+                        _escape_controls(shown),
+                        "file name is not valid UTF-8; rename it (video ids are file stems)",
+                    )
                 )
                 continue
             video_id = unicodedata.normalize("NFC", path.stem)  # as GT and score ids are
+            control = next((c for c in path.name if unicodedata.category(c) == "Cc"), None)
+            if control is not None:
+                # The id is the stem, and an id holding a control character breaks the app's
+                # video URL; the file is still in the folder, so it is not reported missing.
+                seen.setdefault(video_id, relative.as_posix())
+                report.unreadable.append(
+                    (
+                        _escape_controls(relative.as_posix()),
+                        f"file name holds a control character (U+{ord(control):04X}); rename "
+                        "the file",
+                    )
+                )
+                continue
             if video_id in seen:
                 report.unreadable.append(
                     (
@@ -493,6 +509,11 @@ def _undecodable_name(relative: Path) -> str | None:
     except UnicodeEncodeError:
         return os.fsencode(text).decode("utf-8", "backslashreplace")
     return None
+
+
+def _escape_controls(text: str) -> str:
+    """``text`` with each control character shown as ``\\xNN``, so it prints on one line."""
+    return "".join(f"\\x{ord(c):02x}" if unicodedata.category(c) == "Cc" else c for c in text)
 
 
 def _portable(root: Path, path: Path) -> str:
