@@ -2,7 +2,8 @@
 
 The generators and the property live in :mod:`support.release_fuzz` (the README's figures run
 them too): valid random releases and mutations of valid ones, imported into a new folder or
-merged into a copy of a template workspace (see :func:`check_release_import`).
+merged into a copy of a template workspace (see :func:`check_release_import`). Merges by
+example, with real workspaces, are in ``test_merge_property.py``.
 
 Below the property, one example per class of release the fuzzer once found valid but not
 importable or not reproducible: validation now refuses each, naming the JSON path.
@@ -23,6 +24,7 @@ from support import release_fuzz
 from support.release_fuzz import (
     FUZZ_SETTINGS,
     TARGETS,
+    TEMPLATE_AT,
     ReleaseInput,
     check_release_import,
     release_inputs,
@@ -115,7 +117,8 @@ def _duplicate_threshold(data: dict[str, Any]) -> None:
 
 
 def _second_mark_by_the_same_annotator(data: dict[str, Any]) -> None:
-    data["videos"][ARSON]["marks"].append({"annotator": "ben", "skipped": True})
+    skip = {"annotator": "ben", "skipped": True, "skipped_at": TEMPLATE_AT.isoformat()}
+    data["videos"][ARSON]["marks"].append(skip)
 
 
 REFUSED_EXAMPLES: list[tuple[str, Edit, str]] = [
@@ -167,7 +170,7 @@ REFUSED_EXAMPLES: list[tuple[str, Edit, str]] = [
     (
         "mark_saying_nothing",
         _set("videos", ARSON, "marks", 0, value={"annotator": "ben"}),
-        "$.videos[1].marks[0]: says nothing (not flagged, not skipped, no note)",
+        "$.videos[1].marks[0]: says nothing (no flag, skip or note was ever set or withdrawn)",
     ),
     (
         "mark_with_empty_note",

@@ -419,6 +419,93 @@ MEASURE_REASONS = {
     "non_video_file": "cannot open: Invalid data found when processing input",
 }
 
+
+def _decision_in_2999(data: dict[str, Any]) -> None:
+    data["videos"][0]["factors"]["color"]["decisions"][0]["decided_at"] = "2999-01-01T00:00:00Z"
+
+
+def _decreasing_rule(data: dict[str, Any]) -> None:
+    data["thresholds"] = [
+        {
+            "factor": "motion",
+            "statistic": "motion",
+            "rule": "terciles",
+            "thresholds": [9.0, 1.0],
+            "set_at": "2026-01-02T00:00:00Z",
+        }
+    ]
+
+
+def _surrogate_note(data: dict[str, Any]) -> None:
+    """A note holding a lone surrogate (valid JSON text), beside a decision the target does not
+    hold yet: the decision must not be written either."""
+    video = data["videos"][0]
+    video["marks"] = [{"annotator": "ana", "note": "\udfff", "note_at": "2026-01-02T00:00:00Z"}]
+    data["annotators"] = ["ana"]
+
+
+"""Every bad-input case; ``tests/reliability/test_bad_input.py`` runs each one."""
+
+
+@dataclass
+class CaseOutcome:
+    """What one case did, and each promise it broke (``problems``; empty = passed)."""
+
+    case: BadInputCase
+    exit_code: int | None
+    message: str
+    problems: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def run_case(case: BadInputCase, folder: Path) -> CaseOutcome:
+    """Build the case's input in ``folder`` (created), run it, and check every promise."""
+    folder.mkdir(parents=True, exist_ok=True)
+    attempt = case.build(folder)
+    before = snapshot_store(attempt.store / STORE_NAME) if attempt.store else None
+    problems: list[str] = []
+    exit_code: int | None = None
+    if attempt.call is not None:
+        try:
+            attempt.call()
+        except VadsceneError as exc:
+            message = str(exc)
+        except Exception as exc:
+            message = traceback.format_exc()
+            problems.append(f"raised {type(exc).__name__} instead of a VadsceneError: {exc}")
+        else:
+            message = ""
+            problems.append("no error was raised")
+    else:
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                exit_code = run(list(attempt.argv))
+            except Exception as exc:
+                traceback.print_exc()
+                problems.append(f"raw {type(exc).__name__} escaped the CLI: {exc}")
+        message = (stdout if case.stream == "stdout" else stderr).getvalue()
+        if "Traceback" in stdout.getvalue() + stderr.getvalue():
+            problems.append("a traceback was printed")
+        if exit_code != case.exit_code:
+            problems.append(f"exit code {exit_code}, expected {case.exit_code}")
+    for fragment in case.expected:
+        wanted = fragment.format(tmp=folder)
+        if wanted not in message:
+            problems.append(f"message lacks {wanted!r}")
+    if before is not None and attempt.store is not None:
+        after = snapshot_store(attempt.store / STORE_NAME)
+        problems += store_changes(before, after, may_change=case.may_change)
+        if case.may_change and all(before.tables[t] == after.tables[t] for t in case.may_change):
+            problems.append(f"nothing was recorded in {', '.join(sorted(case.may_change))}")
+    if attempt.absent is not None and attempt.absent.exists():
+        problems.append(f"{attempt.absent} was created by a refused command")
+    return CaseOutcome(case, exit_code, message, problems)
+
+
 CASES: tuple[BadInputCase, ...] = (
     *(
         BadInputCase(
@@ -799,64 +886,59 @@ CASES: tuple[BadInputCase, ...] = (
         _audit_into_a_folder_of_other_files,
         ("{tmp}/papers: holds files that are not an audit report (e.g. draft.tex)",),
     ),
+    # --- truth across merges (issue 24) ---------------------------------------------------
+    BadInputCase(
+        "validate_decision_from_the_future",
+        _validate_case("future.json", _decision_in_2999),
+        (
+            "$.videos[0].factors.color.decisions[0].decided_at: 2999-01-01T00:00:00.000000+00:00 "
+            "is later than the release's created_at",
+        ),
+    ),
+    BadInputCase(
+        "import_decision_from_the_future",
+        _import_case("future.json", _decision_in_2999, into="existing"),
+        ("decided_at: 2999-01-01T00:00:00.000000+00:00 is later than",),
+    ),
+    BadInputCase(
+        "validate_terciles_in_decreasing_order",
+        _validate_case("rule.json", _decreasing_rule),
+        ("$.thresholds[0]: thresholds must be in increasing order, got [9.0, 1.0]",),
+    ),
+    BadInputCase(
+        "import_lone_surrogate_in_a_note",
+        _import_case("surrogate.json", _surrogate_note, into="existing"),
+        ("note: holds U+DFFF, which is not text",),
+    ),
+    BadInputCase(
+        "store_decision_time_not_an_instant",
+        _store_case(
+            lambda store: store.record_decision(
+                GOOD, "color", "color", annotator="ana", decided_at="2026-13-01T00:00:00+00:00"
+            )
+        ),
+        ("decided_at: '2026-13-01T00:00:00+00:00' is not an ISO 8601 time",),
+        exit_code=None,
+    ),
+    BadInputCase(
+        "store_naive_mark_time",
+        _store_case(
+            lambda store: store.set_mark(
+                GOOD, "flag", True, annotator="ana", marked_at="2026-01-01T00:00:00"
+            )
+        ),
+        ("marked_at: 2026-01-01T00:00:00 has no UTC offset",),
+        exit_code=None,
+    ),
+    BadInputCase(
+        "store_motion_rule_on_sharpness",
+        _store_case(
+            lambda store: store.set_threshold("motion", "sharpness", "terciles", [1.0, 2.0])
+        ),
+        (
+            "threshold rule of factor 'motion': factor 'motion' is measured by 'motion', not "
+            "'sharpness'",
+        ),
+        exit_code=None,
+    ),
 )
-"""Every bad-input case; ``tests/reliability/test_bad_input.py`` runs each one."""
-
-
-@dataclass
-class CaseOutcome:
-    """What one case did, and each promise it broke (``problems``; empty = passed)."""
-
-    case: BadInputCase
-    exit_code: int | None
-    message: str
-    problems: list[str]
-
-    @property
-    def passed(self) -> bool:
-        return not self.problems
-
-
-def run_case(case: BadInputCase, folder: Path) -> CaseOutcome:
-    """Build the case's input in ``folder`` (created), run it, and check every promise."""
-    folder.mkdir(parents=True, exist_ok=True)
-    attempt = case.build(folder)
-    before = snapshot_store(attempt.store / STORE_NAME) if attempt.store else None
-    problems: list[str] = []
-    exit_code: int | None = None
-    if attempt.call is not None:
-        try:
-            attempt.call()
-        except VadsceneError as exc:
-            message = str(exc)
-        except Exception as exc:
-            message = traceback.format_exc()
-            problems.append(f"raised {type(exc).__name__} instead of a VadsceneError: {exc}")
-        else:
-            message = ""
-            problems.append("no error was raised")
-    else:
-        stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            try:
-                exit_code = run(list(attempt.argv))
-            except Exception as exc:
-                traceback.print_exc()
-                problems.append(f"raw {type(exc).__name__} escaped the CLI: {exc}")
-        message = (stdout if case.stream == "stdout" else stderr).getvalue()
-        if "Traceback" in stdout.getvalue() + stderr.getvalue():
-            problems.append("a traceback was printed")
-        if exit_code != case.exit_code:
-            problems.append(f"exit code {exit_code}, expected {case.exit_code}")
-    for fragment in case.expected:
-        wanted = fragment.format(tmp=folder)
-        if wanted not in message:
-            problems.append(f"message lacks {wanted!r}")
-    if before is not None and attempt.store is not None:
-        after = snapshot_store(attempt.store / STORE_NAME)
-        problems += store_changes(before, after, may_change=case.may_change)
-        if case.may_change and all(before.tables[t] == after.tables[t] for t in case.may_change):
-            problems.append(f"nothing was recorded in {', '.join(sorted(case.may_change))}")
-    if attempt.absent is not None and attempt.absent.exists():
-        problems.append(f"{attempt.absent} was created by a refused command")
-    return CaseOutcome(case, exit_code, message, problems)

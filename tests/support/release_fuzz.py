@@ -5,8 +5,10 @@ the import property.
 computed with :func:`vadscene.release.releases.pole_support` and
 :func:`vadscene.annotate.consensus.resolve_assignment`) and mutations of valid ones, each to be
 imported into a new folder or merged into a copy of the template workspace. The property:
-importing either succeeds and re-exports the same release, or raises a :class:`VadsceneError`
-and leaves no partial write. ``tests/release/test_fuzz_release.py`` runs it on 1000 examples,
+importing either succeeds or raises a :class:`VadsceneError` and leaves no partial write. An
+import into a new folder re-exports the same release; a merge makes current, for every piece
+of state, the newer of the workspace's value and the release's (:func:`expected_merge`), and
+a second merge adds nothing. ``tests/release/test_fuzz_release.py`` runs it on 1000 examples,
 and the README's reliability figures (:mod:`support.figures`) count its outcomes.
 """
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,13 +33,17 @@ from support.examples import BAD, GOOD, NORMAL, annotate_example, registry_works
 from support.snapshots import snapshot_store, store_changes
 from vadscene import __version__
 from vadscene.annotate.consensus import resolve_assignment
-from vadscene.core.catalogue import AMBIGUOUS, Catalogue, Factor
+from vadscene.core.catalogue import AMBIGUOUS, Catalogue, Factor, ThresholdRule
 from vadscene.core.errors import VadsceneError
 from vadscene.core.records import (
     AUTO_ANNOTATOR,
     AutoThreshold,
+    DecisionSource,
+    DecisionWithdrawal,
+    FactorAssignment,
     FactorDecision,
     Measurement,
+    MeasurementWithdrawal,
     Release,
     Selection,
     ToolInfo,
@@ -47,15 +53,28 @@ from vadscene.core.records import (
 from vadscene.release.releases import (
     build_release,
     import_release,
+    parse_release,
     pole_support,
     read_release,
     release_json,
     workspace_from_release,
 )
+from vadscene.store.database import AnnotationStore, ImportCounts
 from vadscene.store.workspace import STORE_NAME, Workspace
 
 SQLITE_INT = (-(2**63), 2**63 - 1)
 HUMANS = ("ana", "ben", "carla")
+T = TypeVar("T")
+TEMPLATE_VIDEOS = (GOOD, BAD, NORMAL)
+TEMPLATE_FACTORS = ("color", "crowd", "resolution", "setting", "motion")
+"""The factors the template's merge workspaces hold state on (decisions, rules)."""
+
+TEMPLATE_AT = datetime(2013, 6, 15, 12, tzinfo=UTC)
+"""The time of everything in the template release. Generated times (2000–2025) fall on both
+sides of it, so a merge into the template's workspace meets older and newer values."""
+DIVERGED_AT = datetime(2016, 3, 1, 8, 30, tzinfo=UTC)
+"""The time of what the template's merge workspaces hold beyond the template release
+(:func:`_diverge`): withdrawals, a newer measurement, a second rule."""
 
 
 Target = Literal["new", "merge", "merge-with-videos"]
@@ -76,28 +95,76 @@ class ReleaseInput:
 
 @dataclass(frozen=True)
 class Template:
-    """The release every mutation starts from, and closed workspaces holding it (by target)."""
+    """The release every mutation starts from, and closed workspaces holding it and what
+    :func:`_diverge` adds (by target)."""
 
     data: dict[str, Any]
     catalogue: Catalogue
     workspaces: dict[str, Path]
 
 
+_TIME_FIELDS = frozenset(
+    {
+        "created_at",
+        "decided_at",
+        "measured_at",
+        "set_at",
+        "withdrawn_at",
+        "flagged_at",
+        "skipped_at",
+        "note_at",
+    }
+)
+
+
+def _redated(node: Any, at: str) -> Any:
+    """A release's JSON with every time (``created_at`` too) replaced by ``at``."""
+    if isinstance(node, list):
+        return [_redated(child, at) for child in node]
+    if isinstance(node, dict):
+        return {
+            key: at if key in _TIME_FIELDS and child is not None else _redated(child, at)
+            for key, child in node.items()
+        }
+    return node
+
+
+def _diverge(store: AnnotationStore) -> None:
+    """What a merge workspace holds beyond the template release, all at :data:`DIVERGED_AT`:
+    ana cleared her crowd decision on NORMAL, ben his note on BAD, carla removed a flag from
+    GOOD; GOOD was measured again (the same sharpness, and motion found to have no value);
+    the motion rule was set. A merge then meets withdrawals as well as values."""
+    at = DIVERGED_AT
+    store.record_decision(NORMAL, "crowd", None, annotator="ana", decided_at=at)
+    store.set_mark(BAD, "note", None, annotator="ben", marked_at=at)
+    store.set_mark(GOOD, "flag", False, annotator="carla", marked_at=at)
+    sharpness = store.measurements()[GOOD]["sharpness"]
+    store.record_video_measurements(
+        GOOD, {"sharpness": sharpness.model_copy(update={"measured_at": at})}, undefined=["motion"]
+    )
+    store.set_threshold("motion", "motion", "terciles", [1.0, 2.0], set_at=at)
+
+
 @cache
 def template() -> Template:
-    """Built once per process (in a temporary folder removed at exit)."""
+    """Built once per process (in a temporary folder removed at exit); every time of the
+    release is :data:`TEMPLATE_AT`."""
     folder = Path(tempfile.mkdtemp(prefix="vadscene-template-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     root = registry_workspace(folder, {GOOD: 30, BAD: 20, NORMAL: 25}, name="source")
     with Workspace.open(root) as workspace:
         annotate_example(workspace.store)
-        release = build_release(workspace)
-    with workspace_from_release(release, folder / "merge"):
-        pass
+        built = build_release(workspace)
+    # the example is recorded now; generated times must fall on both sides of its times
+    data = _redated(json.loads(release_json(built)), TEMPLATE_AT.isoformat())
+    release = parse_release(data, origin="template")
+    with workspace_from_release(release, folder / "merge") as workspace:
+        _diverge(workspace.store)
     ids = {v.video_id: v.num_frames for v in release.videos}
     root = registry_workspace(folder, ids, with_video_folder=True, name="merge-with-videos")
     with Workspace.open(root) as workspace:
         import_release(release, workspace)
+        _diverge(workspace.store)
     workspaces = {target: folder / target for target in TARGETS[1:]}
     return Template(json.loads(release_json(release)), release.catalogue, workspaces)
 
@@ -106,26 +173,59 @@ def template() -> Template:
 # surrogates: JSON text read as UTF-8 cannot carry them, and pydantic refuses them).
 
 _texts = st.text(max_size=12)
-_names = st.sampled_from(HUMANS) | st.text(min_size=1, max_size=8).filter(
-    lambda s: s.strip() != "" and s != AUTO_ANNOTATOR
+
+
+def _mostly(common: st.SearchStrategy[T], other: st.SearchStrategy[T]) -> st.SearchStrategy[T]:
+    """``common`` three times in four, else ``other`` (``st.one_of`` weighs its branches
+    alike, and drops a repeated one)."""
+    return st.sampled_from([common, common, common, other]).flatmap(lambda chosen: chosen)
+
+
+_names = _mostly(
+    st.sampled_from(HUMANS),
+    st.text(min_size=1, max_size=8).filter(lambda s: s.strip() != "" and s != AUTO_ANNOTATOR),
 )
+"""Annotator names: mostly the template's (a merge meets their state), else any text."""
+_statistics = st.sampled_from(["sharpness", "motion"]) | st.text(min_size=1, max_size=8)
 _finite = st.floats(allow_nan=False, allow_infinity=False)
 _non_negative = st.floats(min_value=0, allow_infinity=False)
 _counts = st.integers(0, SQLITE_INT[1])
-_zones = st.builds(
-    timezone,
-    st.timedeltas(
-        min_value=timedelta(hours=-23, minutes=-59), max_value=timedelta(hours=23, minutes=59)
-    ),
+_zones = st.just(UTC) | st.integers(-(24 * 60 - 1), 24 * 60 - 1).map(
+    lambda minutes: timezone(timedelta(minutes=minutes))
 )
-_aware = st.datetimes(timezones=st.just(UTC) | _zones)
+"""UTC and every whole-minute offset a time may carry (±23:59)."""
+_times = st.datetimes(
+    min_value=datetime(2000, 1, 1), max_value=datetime(2025, 12, 31, 23, 59, 59), timezones=_zones
+)
+_ties = st.builds(datetime.astimezone, st.sampled_from([TEMPLATE_AT, DIVERGED_AT]), _zones)
+_instants = _mostly(_times, _ties)
+"""Times of a valid release: 2000–2025 on the clock of any offset, so at most a day into 2026
+in UTC; one in four exactly a template time, however spelled (a tie on merge)."""
+_created = st.datetimes(
+    min_value=datetime(2026, 1, 3), max_value=datetime(2026, 3, 31), timezones=_zones
+)
+"""A valid release's ``created_at``: later than every :data:`_instants` time in UTC, and past."""
+_aware = st.datetimes(timezones=_zones)
 _timestamps = (_aware | st.datetimes()).map(datetime.isoformat)
-"""Timestamp text, with and without a time zone."""
-_video_ids = st.builds(
-    "{}{:03d}_x264".format,
-    st.sampled_from(["Abuse", "Arson", "Normal_Videos_"]),
-    st.integers(0, 999),
-) | st.text(min_size=1, max_size=10)
+"""Timestamp text of any year, with and without a time zone (for mutations)."""
+_video_ids = _mostly(
+    st.sampled_from(TEMPLATE_VIDEOS),
+    st.builds(
+        "{}{:03d}_x264".format,
+        st.sampled_from(["Abuse", "Arson", "Normal_Videos_"]),
+        st.integers(0, 999),
+    )
+    | st.text(min_size=1, max_size=10),
+)
+"""Mostly the template's videos (a merge meets their state), else plausible others or any
+text."""
+
+_THRESHOLD_COUNTS: dict[ThresholdRule, tuple[int, ...]] = {
+    "median": (1,),
+    "terciles": (2,),
+    "explicit": (1, 2),
+}
+"""How many thresholds each rule gives (the catalogue's rule, restated)."""
 
 
 @st.composite
@@ -146,35 +246,70 @@ def _video_infos(draw: st.DrawFn, video_id: str) -> dict[str, Any]:
     }
 
 
+def _factors(catalogue: Catalogue) -> st.SearchStrategy[Factor]:
+    """Any factor of the catalogue, one of the template's half the time (a merge meets them)."""
+    favoured = [f for f in catalogue.factors if f.key in TEMPLATE_FACTORS]
+    return st.sampled_from(favoured) | st.sampled_from(catalogue.factors)
+
+
+def _human_sources(factor: Factor) -> list[DecisionSource]:
+    """The sources a person's decision on ``factor`` is stored with (a person's decision on an
+    auto factor is an ``override``; validation refuses ``manual`` there)."""
+    return ["manual", "consensus"] if factor.source == "manual" else ["override", "consensus"]
+
+
 @st.composite
 def _decisions(draw: st.DrawFn, factor: Factor, humans: list[str]) -> list[FactorDecision]:
     """Current decisions on one factor: distinct annotators, sources the store keeps as given.
 
     A manual factor takes ``manual`` and ``consensus``; an auto factor an ``auto`` pole and
-    humans' ``override`` and ``consensus`` (validation refuses ``manual`` there).
+    humans' ``override`` and ``consensus``.
     """
     values = st.sampled_from([*factor.values, AMBIGUOUS])
-    human_sources = (
-        ["manual", "consensus"] if factor.source == "manual" else ["override", "consensus"]
-    )
     auto = factor.source == "auto"
     who = draw(st.lists(st.sampled_from(humans), unique=True, min_size=0 if auto else 1))
     decisions = []
     for name in ([AUTO_ANNOTATOR] if auto and (not who or draw(st.booleans())) else []) + who:
-        source = "auto" if name == AUTO_ANNOTATOR else draw(st.sampled_from(human_sources))
+        source = "auto" if name == AUTO_ANNOTATOR else draw(st.sampled_from(_human_sources(factor)))
         replaced = source == "override" and draw(st.booleans())
         decisions.append(
             FactorDecision(
                 annotator=name,
                 value=draw(values),
                 source=source,
-                decided_at=draw(_aware),
+                decided_at=draw(_instants),
                 note=draw(st.none() | _texts),
                 replaced_auto_value=draw(st.sampled_from(factor.values)) if replaced else None,
                 replaced_measurement=draw(st.none() | _finite) if replaced else None,
             )
         )
     return decisions
+
+
+@st.composite
+def _decision_withdrawals(
+    draw: st.DrawFn,
+    catalogue: Catalogue,
+    humans: list[str],
+    factors: dict[str, FactorAssignment],
+) -> tuple[DecisionWithdrawal, ...]:
+    """Cleared decisions, each by an annotator with no current decision on that factor,
+    sorted by (factor, annotator)."""
+    found = []
+    for factor in draw(st.lists(_factors(catalogue), unique_by=lambda f: f.key, max_size=2)):
+        decided = factors[factor.key].decisions if factor.key in factors else ()
+        names = ([AUTO_ANNOTATOR] if factor.source == "auto" else []) + humans
+        free = [name for name in names if name not in {d.annotator for d in decided}]
+        for name in draw(st.lists(st.sampled_from(free), unique=True, max_size=2)) if free else ():
+            source = (
+                "auto" if name == AUTO_ANNOTATOR else draw(st.sampled_from(_human_sources(factor)))
+            )
+            found.append(
+                DecisionWithdrawal(
+                    factor=factor.key, annotator=name, source=source, withdrawn_at=draw(_instants)
+                )
+            )
+    return tuple(sorted(found, key=lambda w: (w.factor, w.annotator)))
 
 
 _measurements = st.builds(
@@ -186,17 +321,65 @@ _measurements = st.builds(
     decoder=_texts,
     frames_read=_counts,
     seconds=_non_negative,
-    measured_at=_aware,
+    measured_at=_instants,
 )
 
 
 @st.composite
+def _measurement_withdrawals(
+    draw: st.DrawFn, measured: dict[str, Measurement]
+) -> tuple[MeasurementWithdrawal, ...]:
+    """Statistics measured to have no value (none with a value in ``measured``), sorted."""
+    statistics = draw(
+        st.lists(_statistics.filter(lambda s: s not in measured), unique=True, max_size=2)
+    )
+    return tuple(
+        MeasurementWithdrawal(statistic=s, withdrawn_at=draw(_instants)) for s in sorted(statistics)
+    )
+
+
+MarkState = Literal["never", "set", "withdrawn"]
+
+
+@st.composite
 def _marks(draw: st.DrawFn, annotator: str) -> VideoMarks:
-    """Marks that say something: a flag, a skip or a non-empty note."""
-    flagged, skipped = draw(st.booleans()), draw(st.booleans())
-    notes = st.text(min_size=1, max_size=12)
-    note = draw(st.none() | notes if flagged or skipped else notes)
-    return VideoMarks(annotator=annotator, flagged=flagged, skipped=skipped, note=note)
+    """Marks that say something: each of flag, skip and note never set, set, or withdrawn (a
+    cleared value with the time it was cleared), at least one of them with a time."""
+    states: list[MarkState] = ["never", "set", "withdrawn"]
+    flag, skip, note = (draw(st.sampled_from(states)) for _ in range(3))
+    if flag == skip == note == "never":
+        flag = draw(st.sampled_from(states[1:]))
+    return VideoMarks(
+        annotator=annotator,
+        flagged=flag == "set",
+        flagged_at=None if flag == "never" else draw(_instants),
+        skipped=skip == "set",
+        skipped_at=None if skip == "never" else draw(_instants),
+        note=draw(st.text(min_size=1, max_size=12)) if note == "set" else None,
+        note_at=None if note == "never" else draw(_instants),
+    )
+
+
+@st.composite
+def _thresholds(draw: st.DrawFn, catalogue: Catalogue) -> list[AutoThreshold]:
+    """Rules for some auto factors, sorted by factor, each with as many increasing finite
+    thresholds as it gives, on the statistic the catalogue measures."""
+    rules = []
+    for key, auto in sorted((f.key, f.auto) for f in catalogue.factors if f.auto):
+        if draw(st.booleans()):
+            rule = draw(st.sampled_from(sorted(_THRESHOLD_COUNTS)))
+            count = draw(st.sampled_from(_THRESHOLD_COUNTS[rule]))
+            values = sorted(draw(st.lists(_finite, min_size=count, max_size=count)))
+            rules.append(
+                AutoThreshold(
+                    factor=key,
+                    statistic=auto.statistic,
+                    rule=rule,
+                    thresholds=tuple(values),
+                    set_at=draw(_instants),
+                )
+            )
+    return rules
 
 
 @st.composite
@@ -204,8 +387,10 @@ def valid_releases(draw: st.DrawFn, catalogue: Catalogue) -> dict[str, Any]:
     """A random release that is valid and canonical (as ``vadscene export`` writes them).
 
     Values follow from the decisions (:func:`resolve_assignment`), support from the values
-    (:func:`pole_support`); videos are sorted by id, decisions by annotator; marks are one
-    per annotator and say something; thresholds are one per auto factor, sorted.
+    (:func:`pole_support`); videos are sorted by id, decisions by annotator, withdrawals by
+    factor and annotator, withdrawn statistics by name; marks are one per annotator and say
+    something; thresholds are one per auto factor, sorted. Every time lies before
+    ``created_at``, which lies in the past.
     """
     humans = draw(st.lists(_names, min_size=1, max_size=3, unique=True))
     mode = draw(st.sampled_from(["consensus", "annotator"]))
@@ -214,9 +399,13 @@ def valid_releases(draw: st.DrawFn, catalogue: Catalogue) -> dict[str, Any]:
         humans = [chosen]
     records = []
     for video_id in sorted(draw(st.lists(_video_ids, min_size=1, max_size=4, unique=True))):
-        factors = draw(
-            st.lists(st.sampled_from(catalogue.factors), unique_by=lambda f: f.key, max_size=3)
-        )
+        chosen_factors = draw(st.lists(_factors(catalogue), unique_by=lambda f: f.key, max_size=3))
+        factors = {
+            f.key: resolve_assignment(draw(_decisions(f, humans)))
+            for f in catalogue.factors
+            if f in chosen_factors
+        }
+        measurements = draw(st.dictionaries(_statistics, _measurements, max_size=2))
         marks = [
             draw(_marks(name))
             for name in sorted(draw(st.lists(st.sampled_from(humans), unique=True)))
@@ -224,45 +413,32 @@ def valid_releases(draw: st.DrawFn, catalogue: Catalogue) -> dict[str, Any]:
         records.append(
             VideoRecord(
                 **draw(_video_infos(video_id)),
-                factors={
-                    f.key: resolve_assignment(draw(_decisions(f, humans)))
-                    for f in catalogue.factors
-                    if f in factors
-                },
-                measurements=draw(st.dictionaries(_texts, _measurements, max_size=2)),
+                factors=factors,
+                measurements=measurements,
                 marks=tuple(marks),
+                withdrawn_decisions=draw(_decision_withdrawals(catalogue, humans, factors)),
+                withdrawn_measurements=draw(_measurement_withdrawals(measurements)),
             )
         )
     named = {d.annotator for r in records for a in r.factors.values() for d in a.decisions}
+    named |= {w.annotator for r in records for w in r.withdrawn_decisions}
     annotators = sorted(
         (named | {m.annotator for r in records for m in r.marks}) - {AUTO_ANNOTATOR}
     )
     if chosen is not None and chosen not in annotators:
         first = records[0]
-        records[0] = first.model_copy(
-            update={"marks": (VideoMarks(annotator=chosen, flagged=True),)}
-        )
+        flag = VideoMarks(annotator=chosen, flagged=True, flagged_at=draw(_instants))
+        records[0] = first.model_copy(update={"marks": (flag,)})
         annotators = [chosen]
-    thresholds = [
-        AutoThreshold(
-            factor=key,
-            statistic=rule.statistic,
-            rule=draw(st.sampled_from(["median", "terciles", "explicit"])),
-            thresholds=tuple(draw(st.lists(_finite, max_size=2))),
-            set_at=draw(_aware),
-        )
-        for key, rule in sorted((f.key, f.auto) for f in catalogue.factors if f.auto)
-        if draw(st.booleans())
-    ]
     release = Release(
-        schema_version=1,
+        schema_version=2,
         dataset=draw(st.text(min_size=1, max_size=10)),
-        created_at=draw(_aware),
+        created_at=draw(_created),
         tool=ToolInfo(version=__version__),
         selection=Selection(mode=mode, annotator=chosen),
         catalogue=catalogue,
         annotators=tuple(annotators),
-        thresholds=tuple(thresholds),
+        thresholds=tuple(draw(_thresholds(catalogue))),
         videos=tuple(records),
         support=pole_support(catalogue, records),
     )
@@ -275,10 +451,24 @@ def _vocabulary(catalogue: Catalogue) -> list[Any]:
     words += ["manual", "auto", "override", "consensus", "annotator"]
     words += ["agreement", "single", "disagreement", "median", "terciles", "explicit"]
     words += ["2026-01-02T00:00:00Z", "2026-01-02T00:00:00", "2026-13-02T00:00:00Z", "yesterday"]
+    # a future time, a template time spelled with the widest offsets, one before year 1 in UTC
+    words += ["2999-01-01T00:00:00+00:00", "2013-06-16T11:59:00+23:59"]
+    words += ["2013-06-14T12:01:00-23:59", "0001-01-01T00:00:00+23:59"]
+    words += ["sharpness", "motion", [0.5], [1.0, 0.5], [0.5, 1.0, 2.0]]
     words += [0, -1, 1, 2, 2**63, 0.5, -0.5, True, False, None, [], {}]
     for factor in catalogue.factors:
         words += [factor.key, *factor.values]
     return words
+
+
+_FIELD_NAMES = st.sampled_from(
+    [
+        *("flagged_at", "skipped_at", "note_at", "note", "flagged", "withdrawn_at"),
+        *("withdrawn_decisions", "withdrawn_measurements", "statistic", "source"),
+    ]
+)
+"""Keys an added key may be: a known field where it does not belong, or missing, is a
+mutation that often still parses (a time beside a mark, a withdrawal list)."""
 
 
 def _json_values() -> st.SearchStrategy[Any]:
@@ -314,7 +504,8 @@ def mutated(draw: st.DrawFn, base: Any, catalogue: Catalogue) -> Any:
     Edits land anywhere, half of them inside ``videos``: delete a field or element; replace a
     value with a release word (a factor value, annotator, source, timestamp, number, ...) or
     random text; give it another JSON type; duplicate or swap list elements (duplicate
-    videos, decisions, marks); add an unknown key. Rarely, the whole document is random JSON.
+    videos, decisions, marks); add a key (a field name or random text). Rarely, the whole
+    document is random JSON.
     """
     if draw(st.integers(0, 30)) == 0:
         return draw(_json_values())
@@ -343,7 +534,7 @@ def mutated(draw: st.DrawFn, base: Any, catalogue: Catalogue) -> Any:
             i, j = draw(st.permutations(range(len(node))))[:2]
             node[i], node[j] = node[j], node[i]
         elif operation == "extra_key" and isinstance(node, dict):
-            node[draw(_texts)] = draw(_json_values())
+            node[draw(_FIELD_NAMES | _texts)] = draw(words | _json_values())
         else:
             parent[key] = draw(words)
     return data
@@ -360,6 +551,195 @@ def release_inputs() -> st.SearchStrategy[ReleaseInput]:
         st.just(False),
         targets,
     )
+
+
+# --- the merge property ---------------------------------------------------------------------
+
+StateKey = tuple[str, str, str, str]
+"""(kind, video, key, annotator) of one piece of state, as a :class:`Conflict` names it: a
+decision's factor, a mark's kind, a measurement's statistic, a rule's factor; the video
+empty for a rule, the annotator for a measurement or rule."""
+Stamped = tuple[Any, datetime]
+"""A piece of state's value (None: withdrawn) and the instant it was set."""
+State = dict[StateKey, Stamped]
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def _measured(m: Measurement) -> dict[str, Any]:
+    return m.model_dump(exclude={"measured_at"})
+
+
+def store_state(store: AnnotationStore) -> State:
+    """Every piece of a store's current state, read with its public API."""
+    state: State = {}
+    for d in store.current_decisions():
+        value = (d.value, d.source, d.note, d.replaced_auto_value, d.replaced_measurement)
+        state["decision", d.video_id, d.factor, d.annotator] = (value, _instant(d.decided_at))
+    for (video_id, annotator), kinds in store.marks_with_times().items():
+        for kind, (mark, at) in kinds.items():
+            if at is not None:
+                state["mark", video_id, kind, annotator] = (mark, _instant(at))
+    for video_id, statistics in store.measurements().items():
+        for statistic, m in statistics.items():
+            state["measurement", video_id, statistic, ""] = (_measured(m), m.measured_at)
+    for video_id, withdrawn in store.measurement_withdrawals().items():
+        for statistic, at in withdrawn.items():
+            state["measurement", video_id, statistic, ""] = (None, _instant(at))
+    for factor, statistic, rule, thresholds, at in store.thresholds():
+        state["rule", "", factor, ""] = ((statistic, rule, tuple(thresholds)), _instant(at))
+    return state
+
+
+def release_state(release: Release) -> State:
+    """Every piece of state a release carries, in the shape of :func:`store_state`."""
+    state: State = {}
+    for t in release.thresholds:
+        state["rule", "", t.factor, ""] = ((t.statistic, t.rule, tuple(t.thresholds)), t.set_at)
+    for video in release.videos:
+        vid = video.video_id
+        for factor, assignment in video.factors.items():
+            for d in assignment.decisions:
+                value = (d.value, d.source, d.note, d.replaced_auto_value, d.replaced_measurement)
+                state["decision", vid, factor, d.annotator] = (value, d.decided_at)
+        for w in video.withdrawn_decisions:
+            cleared = (None, w.source, None, None, None)
+            state["decision", vid, w.factor, w.annotator] = (cleared, w.withdrawn_at)
+        for mark in video.marks:
+            for kind, marked, at in (
+                ("flag", mark.flagged, mark.flagged_at),
+                ("skip", mark.skipped, mark.skipped_at),
+                ("note", mark.note, mark.note_at),
+            ):
+                if at is not None:
+                    state["mark", vid, kind, mark.annotator] = (marked, at)
+        for statistic, m in video.measurements.items():
+            state["measurement", vid, statistic, ""] = (_measured(m), m.measured_at)
+        for wm in video.withdrawn_measurements:
+            state["measurement", vid, wm.statistic, ""] = (None, wm.withdrawn_at)
+    return state
+
+
+def expected_merge(before: State, release: State) -> dict[StateKey, list[Stamped]]:
+    """What may be current on each key after merging ``release`` into a store that held
+    ``before``: the value with the newer time (on a tie, either)."""
+    expected = {}
+    for key in before.keys() | release.keys():
+        held = [s for s in (before.get(key), release.get(key)) if s is not None]
+        newest = max(at for _value, at in held)
+        expected[key] = [s for s in held if s[1] == newest]
+    return expected
+
+
+def _headline(kind: str, value: Any) -> Any:
+    """The part of a value whose difference makes an older import a conflict: a decision's
+    value (not its note), a measurement's number, the rest whole."""
+    if kind == "decision":
+        return value[0]
+    if kind == "measurement":
+        return None if value is None else value["value"]
+    return value
+
+
+@dataclass(frozen=True)
+class WorkspaceState:
+    """A store's current state and its decision log (by content), taken before a merge."""
+
+    current: State
+    logged_decisions: frozenset[tuple[Any, ...]]
+
+
+def workspace_state(root: Path) -> WorkspaceState:
+    with Workspace.open(root, read_only=True) as workspace:
+        store = workspace.store
+        logged = frozenset(
+            (d.video_id, d.factor, d.annotator, d.value, d.source, _instant(d.decided_at))
+            for d in store.decision_log()
+        )
+        return WorkspaceState(store_state(store), logged)
+
+
+def merge_problems(before: State, theirs: State, after: State) -> list[str]:
+    """Where ``after`` (the state after a merge) holds other than :func:`expected_merge`."""
+    expected = expected_merge(before, theirs)
+    found = []
+    for key in sorted(after.keys() | expected.keys()):
+        if key not in after:
+            found.append(f"{'/'.join(key)}: no current value, expected {expected[key][0]}")
+        elif key not in expected:
+            found.append(f"{'/'.join(key)}: {after[key]} is current, but neither side held it")
+        elif after[key] not in expected[key]:
+            found.append(
+                f"{'/'.join(key)}: {after[key]} is current, expected "
+                + " or ".join(str(s) for s in expected[key])
+            )
+    return found
+
+
+def _conflict_problems(counts: ImportCounts, before: WorkspaceState, theirs: State) -> list[str]:
+    """Each listed conflict names an imported value older than (or as old as) the local one,
+    with another value; each such decision not already in the log, measurement and rule is
+    listed (a mark's log is not readable through the store API)."""
+    ours = before.current
+    found = []
+    listed = set()
+    for c in counts.conflicts:
+        key: StateKey = (c.kind, c.video_id, c.key, c.annotator)
+        listed.add(key)
+        local, imported = ours.get(key), theirs.get(key)
+        if (
+            local is None
+            or imported is None
+            or (_instant(c.local_at), _instant(c.imported_at)) != (local[1], imported[1])
+            or imported[1] > local[1]
+            or _headline(c.kind, imported[0]) == _headline(c.kind, local[0])
+        ):
+            found.append(f"a conflict that is none: {c.describe()}")
+    for key, imported in theirs.items():
+        kind, video_id, name, annotator = key
+        local = ours.get(key)
+        if (
+            kind == "mark"
+            or local is None
+            or imported[1] >= local[1]
+            or _headline(kind, imported[0]) == _headline(kind, local[0])
+            or key in listed
+        ):
+            continue
+        if kind == "decision":
+            value, source = imported[0][:2]
+            if (video_id, name, annotator, value, source, imported[1]) in before.logged_decisions:
+                continue  # history already: skipped, as a second import of the release is
+        found.append(f"{'/'.join(key)}: an older imported {imported} is not a conflict")
+    return found
+
+
+def _count_problems(counts: ImportCounts, before: WorkspaceState, theirs: State) -> list[str]:
+    """Decisions added are those the log did not hold; measurements and rules updated, those
+    the release held newer (or alone)."""
+    found = []
+    added = sum(
+        1
+        for (kind, video_id, factor, annotator), (value, at) in theirs.items()
+        if kind == "decision"
+        and (video_id, factor, annotator, value[0], value[1], at) not in before.logged_decisions
+    )
+    if counts.decisions_added != added:
+        found.append(f"{counts.decisions_added} decisions added, expected {added}")
+    for kind, reported in (
+        ("measurement", counts.measurements_updated),
+        ("rule", counts.rules_updated),
+    ):
+        newer = sum(
+            1
+            for key, (_value, at) in theirs.items()
+            if key[0] == kind and (key not in before.current or at > before.current[key][1])
+        )
+        if reported != newer:
+            found.append(f"{reported} {kind}s updated, expected {newer}")
+    return found
 
 
 @dataclass
@@ -398,41 +778,45 @@ def _reexport(root: Path, release: Release, scratch: Path) -> list[str]:
     return found
 
 
-def _check_merge(release: Release, root: Path) -> list[str]:
-    """After a merge: every released decision is current unless the store holds a later one on
-    its key (merges never go back in time), every mark is current; a second merge adds
-    nothing."""
+def _check_merge(
+    release: Release, root: Path, before: WorkspaceState, counts: ImportCounts
+) -> list[str]:
+    """After a merge: for every piece of state, the current value is the newer of the
+    workspace's before the merge and the release's (a merge never makes an older value
+    current); conflicts and counts say so; the merged workspace exports a valid release; a
+    second merge adds nothing and changes nothing."""
+    theirs = release_state(release)
     with Workspace.open(root) as workspace:
         store = workspace.store
-        current = {(d.video_id, d.factor, d.annotator): d for d in store.current_decisions()}
-        marks = store.marks()
-        found = []
-        for video in release.videos:
-            for key, assignment in video.factors.items():
-                for d in assignment.decisions:
-                    now = current.get((video.video_id, key, d.annotator))
-                    released = (d.value, d.source, d.decided_at.isoformat(timespec="microseconds"))
-                    if now is None or (
-                        (now.value, now.source, now.decided_at) != released
-                        and datetime.fromisoformat(now.decided_at) <= d.decided_at
-                    ):
-                        found.append(f"{video.video_id}/{key}/{d.annotator}: not current")
-            for m in video.marks:
-                released_marks = {"flag": m.flagged, "skip": m.skipped, "note": m.note}
-                if marks.get((video.video_id, m.annotator)) != released_marks:
-                    found.append(f"{video.video_id}: marks of {m.annotator} not current")
+        after = store_state(store)
+        found = merge_problems(before.current, theirs, after)
+        found += _conflict_problems(counts, before, theirs)
+        found += _count_problems(counts, before, theirs)
+        try:
+            parse_release(json.loads(release_json(build_release(workspace))), origin="merged")
+        except VadsceneError as exc:
+            found.append(f"the merged workspace exports an invalid release: {exc}")
         again = import_release(release, workspace)
-        if (again.videos_added, again.decisions_added, again.marks_set) != (0, 0, 0):
+        added = (
+            again.videos_added,
+            again.decisions_added,
+            again.marks_added,
+            again.measurements_updated,
+            again.rules_updated,
+        )
+        if added != (0, 0, 0, 0, 0):
             found.append(f"importing the same release twice added {again}")
+        if store_state(store) != after:
+            found.append("importing the same release twice changed the current state")
     return found
 
 
-def _import(release: Release, target: Target, root: Path) -> None:
+def _import(release: Release, target: Target, root: Path) -> ImportCounts | None:
     if target == "new":
         workspace_from_release(release, root).close()
-    else:
-        with Workspace.open(root) as workspace:
-            import_release(release, workspace)
+        return None
+    with Workspace.open(root) as workspace:
+        return import_release(release, workspace)
 
 
 def check_release_import(item: ReleaseInput, scratch: Path) -> ImportVerdict:
@@ -443,7 +827,7 @@ def check_release_import(item: ReleaseInput, scratch: Path) -> ImportVerdict:
     byte for byte; a release built valid must not be refused (except by a workspace over
     videos it does not have). Imported into a new folder: exporting again gives the same
     release (except ``created_at`` and ``tool``, which describe the export itself). Merged:
-    every released decision and mark is current, and merging again adds nothing.
+    :func:`_check_merge`, against the workspace's state read before the merge.
     """
     source = write_json(scratch / "release.json", item.data)
     try:
@@ -454,12 +838,13 @@ def check_release_import(item: ReleaseInput, scratch: Path) -> ImportVerdict:
     except Exception as exc:
         return ImportVerdict("refused", "raw", [f"read_release raised {type(exc).__name__}: {exc}"])
     root = scratch / "target"
-    before = None
+    before = state = None
     if item.target != "new":
         shutil.copytree(template().workspaces[item.target], root)
+        state = workspace_state(root)
         before = snapshot_store(root / STORE_NAME)
     try:
-        _import(release, item.target, root)
+        counts = _import(release, item.target, root)
     except VadsceneError as exc:
         verdict = ImportVerdict("refused", f"on import: {str(exc).splitlines()[0][:120]}")
         if item.valid and item.target != "merge-with-videos":
@@ -468,9 +853,10 @@ def check_release_import(item: ReleaseInput, scratch: Path) -> ImportVerdict:
         verdict = ImportVerdict("refused", "raw", [f"import raised {type(exc).__name__}: {exc}"])
     else:
         try:
-            if item.target == "new":
+            if counts is None or state is None:
                 return ImportVerdict("imported", item.target, _reexport(root, release, scratch))
-            return ImportVerdict("imported", item.target, _check_merge(release, root))
+            merged = _check_merge(release, root, state, counts)
+            return ImportVerdict("imported", item.target, merged)
         except Exception as exc:
             problem = f"checking the import raised {type(exc).__name__}: {exc}"
             return ImportVerdict("imported", item.target, [problem])

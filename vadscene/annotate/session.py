@@ -303,7 +303,7 @@ def handle_event(
                 return outcome(
                     "refused",
                     "not undone: your decisions changed elsewhere since this page was drawn "
-                    "(another tab or the CLI); the page now shows what is stored",
+                    "(another tab, the CLI or a merged release); the page now shows what is stored",
                 )
             try:
                 undone = store.undo_last(annotator)

@@ -136,10 +136,10 @@ def _still_current(
     """Whether a video's stored statistics were measured under ``key``, on the whole video.
 
     Every statistic of a video is written in one transaction (a motion without a normal pair
-    is deleted in it), so sharpness and chroma under the current key with no motion mean the
-    measurement found no normal pair: that is a result, not a reason to decode again. A
-    partial measurement (``--allow-partial``: fewer frames read than registered) is current
-    only for runs that allow partial reads.
+    is recorded as withdrawn in it), so sharpness and chroma under the current key with no
+    motion mean the measurement found no normal pair: that is a result, not a reason to decode
+    again. A partial measurement (``--allow-partial``: fewer frames read than registered) is
+    current only for runs that allow partial reads.
     """
     if not {"sharpness", "chroma"} <= set(cached):
         return False

@@ -542,8 +542,18 @@ def _withdrawal_problems(catalogue: Catalogue, where: str, video: VideoRecord) -
                 f"{path}: '{w.annotator}' both decided and withdrew '{w.factor}'; a release "
                 "holds each annotator's current state only"
             )
+        factor = catalogue.factor(w.factor)
+        if not w.annotator.strip():
+            found.append(f"{path}.annotator: the annotator name is blank")
         if (w.annotator == AUTO_ANNOTATOR) != (w.source == "auto"):
             found.append(f"{path}: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' only")
+        if w.source in ("auto", "override") and factor.source != "auto":
+            found.append(f"{path}.source: '{w.factor}' is a manual factor")
+        if w.source == "manual" and factor.source == "auto":
+            found.append(
+                f"{path}.source: '{w.factor}' is measured; a person's withdrawal on it is an "
+                "'override', not 'manual'"
+            )
     statistics = [w.statistic for w in video.withdrawn_measurements]
     if statistics != sorted(set(statistics)):
         found.append(f"{where}.withdrawn_measurements: not sorted, or a statistic twice")

@@ -259,6 +259,81 @@ MIGRATIONS: tuple[Migration, ...] = (
     """,
     # 4: canonical instants, imported rows marked, current marks, measurement withdrawals.
     _canonical_times,
+    # 5: the team: registered annotators and their log, aliases left by renames and merges,
+    # access links and sessions (hashes only), refused logins, assignments merged by time.
+    """
+    CREATE TABLE annotators (
+        annotator TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('annotator', 'lead')),
+        email TEXT UNIQUE,
+        added_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    CREATE TABLE annotator_events (
+        event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        annotator TEXT NOT NULL,
+        target TEXT,
+        at TEXT NOT NULL,
+        by TEXT
+    );
+    CREATE TRIGGER annotator_events_no_update BEFORE UPDATE ON annotator_events
+        BEGIN SELECT RAISE(ABORT, 'the annotator log is append-only'); END;
+    CREATE TRIGGER annotator_events_no_delete BEFORE DELETE ON annotator_events
+        BEGIN SELECT RAISE(ABORT, 'the annotator log is append-only'); END;
+    CREATE TABLE annotator_aliases (
+        alias TEXT PRIMARY KEY, annotator TEXT NOT NULL, at TEXT NOT NULL
+    );
+    CREATE TABLE access_links (
+        secret_hash TEXT PRIMARY KEY,
+        annotator TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    CREATE TABLE sessions (
+        session_hash TEXT PRIMARY KEY,
+        annotator TEXT NOT NULL,
+        via TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE login_failures (
+        failure_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        remote TEXT NOT NULL,
+        reason TEXT NOT NULL
+    );
+    CREATE INDEX login_failures_by_remote ON login_failures (remote, at);
+    CREATE TABLE assignments (
+        assignment_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        video_id TEXT NOT NULL REFERENCES videos(video_id),
+        annotator TEXT NOT NULL,
+        assigned INTEGER NOT NULL CHECK (assigned IN (0, 1)),
+        assigned_at TEXT NOT NULL,
+        assigned_by TEXT
+    );
+    CREATE INDEX assignments_by_content ON assignments (video_id, annotator, assigned_at);
+    CREATE TRIGGER assignments_no_update BEFORE UPDATE ON assignments
+        BEGIN SELECT RAISE(ABORT, 'the assignment log is append-only'); END;
+    CREATE TRIGGER assignments_no_delete BEFORE DELETE ON assignments
+        BEGIN SELECT RAISE(ABORT, 'the assignment log is append-only'); END;
+    CREATE TABLE current_assignment_ids (
+        video_id TEXT NOT NULL,
+        annotator TEXT NOT NULL,
+        assigned_at TEXT NOT NULL,
+        assignment_id INTEGER NOT NULL REFERENCES assignments(assignment_id),
+        PRIMARY KEY (video_id, annotator)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER assignments_keep_current AFTER INSERT ON assignments BEGIN
+        INSERT INTO current_assignment_ids (video_id, annotator, assigned_at, assignment_id)
+        VALUES (NEW.video_id, NEW.annotator, NEW.assigned_at, NEW.assignment_id)
+        ON CONFLICT (video_id, annotator) DO UPDATE
+        SET assigned_at = excluded.assigned_at, assignment_id = excluded.assignment_id
+        WHERE excluded.assigned_at > current_assignment_ids.assigned_at
+           OR (excluded.assigned_at = current_assignment_ids.assigned_at
+               AND excluded.assignment_id > current_assignment_ids.assignment_id);
+    END;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this vadscene writes and understands."""
