@@ -47,6 +47,7 @@ from vadscene.core.records import (
     Release,
     Selection,
     ToolInfo,
+    VideoAssignment,
     VideoMarks,
     VideoRecord,
 )
@@ -113,6 +114,7 @@ _TIME_FIELDS = frozenset(
         "flagged_at",
         "skipped_at",
         "note_at",
+        "assigned_at",
     }
 )
 
@@ -133,8 +135,12 @@ def _diverge(store: AnnotationStore) -> None:
     """What a merge workspace holds beyond the template release, all at :data:`DIVERGED_AT`:
     ana cleared her crowd decision on NORMAL, ben his note on BAD, carla removed a flag from
     GOOD; GOOD was measured again (the same sharpness, and motion found to have no value);
-    the motion rule was set. A merge then meets withdrawals as well as values."""
+    the motion rule was set; BAD moved from ana to ben. A merge then meets withdrawals as well
+    as values."""
     at = DIVERGED_AT
+    for name in ("ana", "ben"):
+        store.register_annotator(name)
+    store.record_assignments([(BAD, "ana", False), (BAD, "ben", True)], at=at)
     store.record_decision(NORMAL, "crowd", None, annotator="ana", decided_at=at)
     store.set_mark(BAD, "note", None, annotator="ben", marked_at=at)
     store.set_mark(GOOD, "flag", False, annotator="carla", marked_at=at)
@@ -154,6 +160,8 @@ def template() -> Template:
     root = registry_workspace(folder, {GOOD: 30, BAD: 20, NORMAL: 25}, name="source")
     with Workspace.open(root) as workspace:
         annotate_example(workspace.store)
+        workspace.store.register_annotator("ana")
+        workspace.store.record_assignments([(GOOD, "ana", True), (BAD, "ana", True)])
         built = build_release(workspace)
     # the example is recorded now; generated times must fall on both sides of its times
     data = _redated(json.loads(release_json(built)), TEMPLATE_AT.isoformat())
@@ -338,6 +346,21 @@ def _measurement_withdrawals(
     )
 
 
+@st.composite
+def _assignments(draw: st.DrawFn, humans: list[str]) -> tuple[VideoAssignment, ...]:
+    """Who a video is assigned to or was withdrawn from, sorted by annotator."""
+    who = sorted(draw(st.lists(st.sampled_from(humans), unique=True, max_size=2)))
+    return tuple(
+        VideoAssignment(
+            annotator=name,
+            assigned=draw(st.booleans()),
+            assigned_at=draw(_instants),
+            assigned_by=draw(st.none() | st.sampled_from(humans)),
+        )
+        for name in who
+    )
+
+
 MarkState = Literal["never", "set", "withdrawn"]
 
 
@@ -418,10 +441,12 @@ def valid_releases(draw: st.DrawFn, catalogue: Catalogue) -> dict[str, Any]:
                 marks=tuple(marks),
                 withdrawn_decisions=draw(_decision_withdrawals(catalogue, humans, factors)),
                 withdrawn_measurements=draw(_measurement_withdrawals(measurements)),
+                assignments=draw(_assignments(humans)),
             )
         )
     named = {d.annotator for r in records for a in r.factors.values() for d in a.decisions}
     named |= {w.annotator for r in records for w in r.withdrawn_decisions}
+    named |= {a.annotator for r in records for a in r.assignments}
     annotators = sorted(
         (named | {m.annotator for r in records for m in r.marks}) - {AUTO_ANNOTATOR}
     )
@@ -464,6 +489,7 @@ def _vocabulary(catalogue: Catalogue) -> list[Any]:
 _FIELD_NAMES = st.sampled_from(
     [
         *("flagged_at", "skipped_at", "note_at", "note", "flagged", "withdrawn_at"),
+        *("assignments", "assigned", "assigned_at", "assigned_by"),
         *("withdrawn_decisions", "withdrawn_measurements", "statistic", "source"),
     ]
 )
@@ -590,6 +616,9 @@ def store_state(store: AnnotationStore) -> State:
             state["measurement", video_id, statistic, ""] = (None, _instant(at))
     for factor, statistic, rule, thresholds, at in store.thresholds():
         state["rule", "", factor, ""] = ((statistic, rule, tuple(thresholds)), _instant(at))
+    for row in store.assignment_rows():
+        key = ("assignment", row.video_id, "assigned", row.annotator)
+        state[key] = ((row.assigned, row.assigned_by), _instant(row.assigned_at))
     return state
 
 
@@ -619,6 +648,9 @@ def release_state(release: Release) -> State:
             state["measurement", vid, statistic, ""] = (_measured(m), m.measured_at)
         for wm in video.withdrawn_measurements:
             state["measurement", vid, wm.statistic, ""] = (None, wm.withdrawn_at)
+        for a in video.assignments:
+            key = ("assignment", vid, "assigned", a.annotator)
+            state[key] = ((a.assigned, a.assigned_by), a.assigned_at)
     return state
 
 
@@ -636,7 +668,7 @@ def expected_merge(before: State, release: State) -> dict[StateKey, list[Stamped
 def _headline(kind: str, value: Any) -> Any:
     """The part of a value whose difference makes an older import a conflict: a decision's
     value (not its note), a measurement's number, the rest whole."""
-    if kind == "decision":
+    if kind in ("decision", "assignment"):
         return value[0]
     if kind == "measurement":
         return None if value is None else value["value"]
@@ -701,7 +733,7 @@ def _conflict_problems(counts: ImportCounts, before: WorkspaceState, theirs: Sta
         kind, video_id, name, annotator = key
         local = ours.get(key)
         if (
-            kind == "mark"
+            kind in ("mark", "assignment")  # logs the store API does not read back
             or local is None
             or imported[1] >= local[1]
             or _headline(kind, imported[0]) == _headline(kind, local[0])

@@ -121,8 +121,9 @@ def import_(
         out.print(
             f"merged {release_file} into {workspace}: {counts.decisions_added} decisions added, "
             f"{counts.decisions_already_present} already present, {counts.videos_added} videos "
-            f"added, {counts.marks_added} marks added, {counts.measurements_updated} "
-            f"measurements and {counts.rules_updated} threshold rules updated",
+            f"added, {counts.marks_added} marks and {counts.assignments_added} assignments "
+            f"added, {counts.measurements_updated} measurements and {counts.rules_updated} "
+            "threshold rules updated",
             markup=False,
         )
         for name, added in counts.added_by_annotator.items():

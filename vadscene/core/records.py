@@ -193,6 +193,19 @@ class MeasurementWithdrawal(BaseModel):
     withdrawn_at: Instant = Field(description="When it was measured to have none (UTC).")
 
 
+class VideoAssignment(BaseModel):
+    """Whether a video is assigned to an annotator, since when and by whom; ``assigned`` false
+    is a withdrawal (the video was moved to someone else), which wins over an older
+    assignment on merge."""
+
+    model_config = _RECORD
+
+    annotator: str = Field(min_length=1)
+    assigned: bool = Field(description="Assigned (true) or withdrawn (false).")
+    assigned_at: Instant = Field(description="When (UTC).")
+    assigned_by: str | None = Field(default=None, description="The lead who planned it.")
+
+
 class VideoRecord(VideoInfo):
     """A released video: its registry entry plus factor values, measurements and marks."""
 
@@ -208,6 +221,9 @@ class VideoRecord(VideoInfo):
     )
     withdrawn_measurements: tuple[MeasurementWithdrawal, ...] = Field(
         default=(), description="Statistics without a value since their time, sorted."
+    )
+    assignments: tuple[VideoAssignment, ...] = Field(
+        default=(), description="Who the video is (or was) assigned to, sorted by annotator."
     )
 
 

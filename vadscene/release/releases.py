@@ -43,6 +43,7 @@ from vadscene.core.records import (
     Release,
     Selection,
     ToolInfo,
+    VideoAssignment,
     VideoInfo,
     VideoMarks,
     VideoRecord,
@@ -135,6 +136,19 @@ def build_release(
             )
     measurements = store.measurements()
     no_value = store.measurement_withdrawals()
+    assigned: dict[str, list[VideoAssignment]] = {}
+    for row in store.assignment_rows():
+        if keep is None or row.annotator in keep:
+            assigned.setdefault(row.video_id, []).append(
+                VideoAssignment.model_validate(
+                    {
+                        "annotator": row.annotator,
+                        "assigned": row.assigned,
+                        "assigned_at": row.assigned_at,
+                        "assigned_by": row.assigned_by,
+                    }
+                )
+            )
     records = []
     for video in videos:
         decided = by_video.get(video.video_id, {})
@@ -155,6 +169,7 @@ def build_release(
                     MeasurementWithdrawal.model_validate({"statistic": s, "withdrawn_at": at})
                     for s, at in sorted(no_value.get(video.video_id, {}).items())
                 ),
+                assignments=tuple(assigned.get(video.video_id, ())),
             )
         )
     release = Release(
@@ -222,6 +237,7 @@ def _annotators(records: Iterable[VideoRecord]) -> tuple[str, ...]:
     for record in records:
         names.update(m.annotator for m in record.marks)
         names.update(w.annotator for w in record.withdrawn_decisions if w.source != "auto")
+        names.update(a.annotator for a in record.assignments)
         for assignment in record.factors.values():
             names.update(d.annotator for d in assignment.decisions if d.source != "auto")
     return tuple(sorted(names))
@@ -521,6 +537,8 @@ def _times(release: Release) -> Iterator[tuple[str, datetime]]:
             yield f"{where}.withdrawn_decisions[{j}].withdrawn_at", w.withdrawn_at
         for j, wm in enumerate(video.withdrawn_measurements):
             yield f"{where}.withdrawn_measurements[{j}].withdrawn_at", wm.withdrawn_at
+        for j, a in enumerate(video.assignments):
+            yield f"{where}.assignments[{j}].assigned_at", a.assigned_at
 
 
 def _withdrawal_problems(catalogue: Catalogue, where: str, video: VideoRecord) -> list[str]:
@@ -557,6 +575,12 @@ def _withdrawal_problems(catalogue: Catalogue, where: str, video: VideoRecord) -
     statistics = [w.statistic for w in video.withdrawn_measurements]
     if statistics != sorted(set(statistics)):
         found.append(f"{where}.withdrawn_measurements: not sorted, or a statistic twice")
+    names = [a.annotator for a in video.assignments]
+    if names != sorted(set(names)):
+        found.append(f"{where}.assignments: not sorted by annotator, or an annotator twice")
+    for j, a in enumerate(video.assignments):
+        if not a.annotator.strip() or a.annotator == AUTO_ANNOTATOR:
+            found.append(f"{where}.assignments[{j}].annotator: not a person's name")
     for j, wm in enumerate(video.withdrawn_measurements):
         if wm.statistic in video.measurements:
             found.append(
@@ -679,6 +703,7 @@ def import_release(
         withdrawn_measurements=[
             (v.video_id, w) for v in release.videos for w in v.withdrawn_measurements
         ],
+        assignments=[(v.video_id, a) for v in release.videos for a in v.assignments],
     )
 
 

@@ -51,7 +51,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -76,10 +76,12 @@ from vadscene.core.records import (
     FactorDecision,
     Measurement,
     MeasurementWithdrawal,
+    VideoAssignment,
     VideoInfo,
     VideoMarks,
 )
 from vadscene.store.migrations import SCHEMA_VERSION, upgrade
+from vadscene.store.team import TeamStore
 
 BUSY_TIMEOUT_S = 2.0
 """How long one attempt to take the write lock waits (SQLite's busy handler)."""
@@ -145,7 +147,7 @@ class Decision:
     replaced_measurement: float | None
 
 
-StateKind = Literal["decision", "mark", "measurement", "rule"]
+StateKind = Literal["decision", "mark", "measurement", "rule", "assignment"]
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ class ImportCounts:
     marks_added: int
     measurements_updated: int = 0
     rules_updated: int = 0
+    assignments_added: int = 0
     conflicts: tuple[Conflict, ...] = ()
     added_by_annotator: dict[str, int] = field(default_factory=dict)
 
@@ -207,11 +210,16 @@ _DECISION_COLUMNS = (
 )
 
 
-class AnnotationStore:
+class AnnotationStore(TeamStore):
     """The annotation database of one workspace.
 
     One instance holds one connection, shared by threads under a lock (Streamlit runs scripts
     in threads); separate processes open their own instance on the same file.
+
+    Every read applies the aliases renames and merges left (:mod:`vadscene.store.team`): an
+    annotator's decisions and marks include those logged under their former ids, and where two
+    former ids meet on one key the later in time is current. Writes through the API resolve the
+    annotator name first, so a former name writes as the current one.
     """
 
     def __init__(self, path: Path | str, catalogue: Catalogue, *, read_only: bool = False) -> None:
@@ -489,6 +497,7 @@ class AnnotationStore:
         factor does not allow, an empty annotator name, an annotator/source mismatch, a time
         that is not an aware ISO 8601 time or lies in the future, or text that is not UTF-8.
         """
+        annotator = self.resolve_annotator(annotator) if isinstance(annotator, str) else annotator
         with self._write() as db:
             return self._append_decision(
                 db,
@@ -607,13 +616,16 @@ class AnnotationStore:
         newer decision on that key has become current since (merged from elsewhere), undoing
         would bring an older value back: :class:`~vadscene.core.errors.UndoRefusedError`.
         """
+        annotator = self.resolve_annotator(annotator)
+        names = self._names_of(annotator)
+        among = f"annotator IN ({', '.join('?' * len(names))})"
         with self._write() as db:
             target = db.execute(
-                f"SELECT {_DECISION_COLUMNS} FROM decisions AS d WHERE annotator = ? "
+                f"SELECT {_DECISION_COLUMNS} FROM decisions AS d WHERE {among} "
                 "AND imported = 0 AND undoes IS NULL AND NOT EXISTS "
                 "(SELECT 1 FROM decisions AS u WHERE u.undoes = d.decision_id) "
                 "ORDER BY decision_id DESC LIMIT 1",
-                (annotator,),
+                names,
             ).fetchone()
             if target is None:
                 return None
@@ -621,8 +633,8 @@ class AnnotationStore:
             newer_import = db.execute(
                 "SELECT d.decided_at FROM current_decision_ids AS c "
                 "JOIN decisions AS d ON d.decision_id = c.decision_id WHERE c.video_id = ? "
-                "AND c.factor = ? AND c.annotator = ? AND d.imported = 1",
-                (undone.video_id, undone.factor, annotator),
+                f"AND c.factor = ? AND c.{among} AND d.imported = 1 AND d.decided_at > ?",
+                (undone.video_id, undone.factor, *names, undone.decided_at),
             ).fetchone()
             if newer_import is not None:
                 raise UndoRefusedError(
@@ -633,15 +645,15 @@ class AnnotationStore:
             before = db.execute(
                 "SELECT value, source, note, replaced_auto_value, replaced_measurement "
                 "FROM decisions WHERE video_id = :video AND factor = :factor "
-                "AND annotator = :annotator AND (decided_at < :at "
-                "OR (decided_at = :at AND decision_id < :id)) "
+                f"AND annotator IN ({', '.join(f':n{i}' for i in range(len(names)))}) "
+                "AND (decided_at < :at OR (decided_at = :at AND decision_id < :id)) "
                 "ORDER BY decided_at DESC, decision_id DESC LIMIT 1",
                 {
                     "video": undone.video_id,
                     "factor": undone.factor,
-                    "annotator": annotator,
                     "at": undone.decided_at,
                     "id": undone.decision_id,
+                    **{f"n{i}": name for i, name in enumerate(names)},
                 },
             ).fetchone()
             value, source, note, replaced_value, replaced_measurement = before or (
@@ -668,10 +680,12 @@ class AnnotationStore:
             )
 
     def decision_log(self, *, annotator: str | None = None) -> list[Decision]:
-        """The whole log in commit order (optionally one annotator's)."""
-        where, params = ("WHERE annotator = ?", (annotator,)) if annotator else ("", ())
+        """The whole log in commit order (optionally one annotator's, former ids included), as
+        stored: rows keep the name they were written under."""
+        names = self._names_of(self.resolve_annotator(annotator)) if annotator else []
+        where = f"WHERE annotator IN ({', '.join('?' * len(names))})" if names else ""
         rows = self._read(
-            f"SELECT {_DECISION_COLUMNS} FROM decisions {where} ORDER BY decision_id", params
+            f"SELECT {_DECISION_COLUMNS} FROM decisions {where} ORDER BY decision_id", names
         )
         return [Decision(*r) for r in rows]
 
@@ -679,22 +693,37 @@ class AnnotationStore:
         self, *, video_id: str | None = None, annotator: str | None = None
     ) -> list[Decision]:
         """The current decision per (video, factor, annotator), cleared ones included: the
-        latest ``decided_at``, the row id breaking ties. An index lookup per (video,
-        annotator), however long the log."""
-        clauses, params = [], []
+        latest ``decided_at``, the row id breaking ties, under the annotator's current id. An
+        index lookup per (video, annotator), however long the log."""
+        aliases = self.aliases()
+        clauses: list[str] = []
+        params: list[object] = []
         if video_id is not None:
             clauses.append("video_id = ?")
             params.append(video_id)
         if annotator is not None:
-            clauses.append("annotator = ?")
-            params.append(annotator)
+            names = self._names_of(self.resolve_annotator(annotator), aliases)
+            clauses.append(f"annotator IN ({', '.join('?' * len(names))})")
+            params.extend(names)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._read(
-            f"SELECT {_DECISION_COLUMNS} FROM current_decisions {where} "
-            "ORDER BY video_id, factor, annotator",
-            params,
-        )
-        return [Decision(*r) for r in rows]
+        rows = [
+            Decision(*r)
+            for r in self._read(
+                f"SELECT {_DECISION_COLUMNS} FROM current_decisions {where} "
+                "ORDER BY video_id, factor, annotator",
+                params,
+            )
+        ]
+        if not aliases:
+            return rows
+        latest: dict[tuple[str, str, str], Decision] = {}
+        for d in rows:
+            d = replace(d, annotator=aliases.get(d.annotator, d.annotator))
+            key = (d.video_id, d.factor, d.annotator)
+            held = latest.get(key)
+            if held is None or (d.decided_at, d.decision_id) > (held.decided_at, held.decision_id):
+                latest[key] = d
+        return [latest[key] for key in sorted(latest)]
 
     def current_values(self, annotator: str) -> dict[tuple[str, str], str]:
         """(video, factor) → value for one annotator; cleared factors are absent."""
@@ -705,13 +734,19 @@ class AnnotationStore:
         }
 
     def annotators(self) -> list[str]:
-        """Human annotators with at least one decision or mark."""
+        """Human annotators with at least one decision or mark, under their current ids."""
         rows = self._read(
             "SELECT annotator FROM decisions WHERE annotator != ? UNION "
             "SELECT annotator FROM marks ORDER BY 1",
             (AUTO_ANNOTATOR,),
         )
-        return [r[0] for r in rows]
+        aliases = self.aliases()
+        return sorted({aliases.get(r[0], r[0]) for r in rows})
+
+    def _names_of(self, annotator: str, aliases: dict[str, str] | None = None) -> list[str]:
+        """The names ``annotator``'s rows may be stored under: the id and its former ids."""
+        aliases = self.aliases() if aliases is None else aliases
+        return [annotator, *sorted(a for a, target in aliases.items() if target == annotator)]
 
     def progress(self, annotator: str) -> Progress:
         """How many videos the annotator has decided every manual factor of."""
@@ -744,6 +779,7 @@ class AnnotationStore:
         """
         if kind not in MARK_KINDS:
             raise StoreError(f"unknown mark '{kind}' (expected one of: {', '.join(MARK_KINDS)})")
+        annotator = self.resolve_annotator(annotator) if isinstance(annotator, str) else annotator
         with self._write() as db:
             self._append_mark(db, video_id, kind, value, annotator, marked_at)
 
@@ -799,9 +835,20 @@ class AnnotationStore:
     def marks_with_times(
         self, *, video_id: str | None = None
     ) -> dict[tuple[str, str], dict[str, tuple[object, str | None]]]:
-        """(video, annotator) → kind → (current value, when it was set; None: never set)."""
+        """(video, annotator) → kind → (current value, when it was set; None: never set), under
+        current ids (of two former ids' marks of one kind, the later is current)."""
         with self._lock:
-            return self._current_marks(self._db, video_id)
+            current = self._current_marks(self._db, video_id)
+        aliases = self.aliases()
+        if not aliases:
+            return current
+        merged: dict[tuple[str, str], dict[str, tuple[object, str | None]]] = {}
+        for (vid, who), kinds in sorted(current.items()):
+            entry = merged.setdefault((vid, aliases.get(who, who)), dict(_NO_MARKS))
+            for kind, (value, at) in kinds.items():
+                if at is not None and (entry[kind][1] is None or at > str(entry[kind][1])):
+                    entry[kind] = (value, at)
+        return merged
 
     @staticmethod
     def _current_marks(
@@ -999,6 +1046,7 @@ class AnnotationStore:
         thresholds: Iterable[AutoThreshold],
         withdrawn_decisions: Iterable[tuple[str, DecisionWithdrawal]] = (),
         withdrawn_measurements: Iterable[tuple[str, MeasurementWithdrawal]] = (),
+        assignments: Iterable[tuple[str, VideoAssignment]] = (),
     ) -> ImportCounts:
         """Merge released rows; every row is checked before anything is written.
 
@@ -1042,8 +1090,23 @@ class AnnotationStore:
             self._checked_rule(t.factor, t.statistic, t.rule, t.thresholds, t.set_at)
             for t in thresholds
         ]
+        assignment_rows = []
+        for video_id, a in assignments:
+            self._require_known(video_id, known)
+            where = f"video '{video_id}', assignment of '{a.annotator}'"
+            _check_text(a.annotator, f"{where}: annotator")
+            _check_text(a.assigned_by, f"{where}: assigned_by")
+            at = _stored_time(a.assigned_at, f"{where}: assigned_at")
+            assignment_rows.append((video_id, a.annotator, int(a.assigned), at, a.assigned_by))
 
-        written = {"videos": 0, "decisions": 0, "marks": 0, "measurements": 0, "rules": 0}
+        written = {
+            "videos": 0,
+            "decisions": 0,
+            "marks": 0,
+            "measurements": 0,
+            "rules": 0,
+            "assignments": 0,
+        }
 
         def saved() -> str:
             done = [f"{n:,} {what}" for what, n in written.items() if n]
@@ -1075,6 +1138,12 @@ class AnnotationStore:
         )
         with self._write(saved) as db:
             rules_updated = self._merge_rules(db, rule_rows, conflicts)
+            written["rules"] += rules_updated
+        assignments_added = self._in_batches(
+            assignment_rows,
+            lambda db, b: self._merge_assignments(db, b, conflicts, written),
+            saved=saved,
+        )
         return ImportCounts(
             videos_added=new_videos,
             decisions_added=added,
@@ -1082,6 +1151,7 @@ class AnnotationStore:
             marks_added=marks_added,
             measurements_updated=measurements_updated,
             rules_updated=rules_updated,
+            assignments_added=assignments_added,
             conflicts=tuple(conflicts),
             added_by_annotator=by_annotator,
         )
@@ -1300,6 +1370,51 @@ class AnnotationStore:
         return updated
 
     @staticmethod
+    def _merge_assignments(
+        db: sqlite3.Connection,
+        batch: Sequence[tuple[str, str, int, str, str | None]],
+        conflicts: list[Conflict],
+        written: dict[str, int],
+    ) -> int:
+        """Append each imported assignment row the log does not hold; the newest per (video,
+        annotator) is current (a trigger keeps it). Returns how many were appended."""
+        added = 0
+        for video_id, annotator, assigned, at, by in batch:
+            if db.execute(
+                "SELECT 1 FROM assignments WHERE video_id = ? AND annotator = ? "
+                "AND assigned_at = ? AND assigned = ?",
+                (video_id, annotator, at, assigned),
+            ).fetchone():
+                continue
+            current = db.execute(
+                "SELECT a.assigned, c.assigned_at FROM current_assignment_ids AS c "
+                "JOIN assignments AS a ON a.assignment_id = c.assignment_id "
+                "WHERE c.video_id = ? AND c.annotator = ?",
+                (video_id, annotator),
+            ).fetchone()
+            if current is not None and at < current[1] and assigned != current[0]:
+                conflicts.append(
+                    Conflict(
+                        "assignment",
+                        video_id,
+                        "assigned",
+                        annotator,
+                        str(bool(assigned)).lower(),
+                        at,
+                        str(bool(current[0])).lower(),
+                        current[1],
+                    )
+                )
+            db.execute(
+                "INSERT INTO assignments (video_id, annotator, assigned, assigned_at, "
+                "assigned_by) VALUES (?, ?, ?, ?, ?)",
+                (video_id, annotator, assigned, at, by),
+            )
+            added += 1
+        written["assignments"] += added
+        return added
+
+    @staticmethod
     def _merge_rules(
         db: sqlite3.Connection,
         rows: Sequence[tuple[str, str, str, str, str]],
@@ -1395,10 +1510,12 @@ class AnnotationStore:
     def last_decision_id(self, annotator: str) -> int:
         """The id of the annotator's latest decision, 0 before the first: it changes exactly
         when the annotator's log does, so a page can tell whether what it shows is current."""
+        names = self._names_of(self.resolve_annotator(annotator))
         return int(
             self._read(
-                "SELECT COALESCE(MAX(decision_id), 0) FROM decisions WHERE annotator = ?",
-                (annotator,),
+                "SELECT COALESCE(MAX(decision_id), 0) FROM decisions WHERE annotator IN "
+                f"({', '.join('?' * len(names))})",
+                names,
             )[0][0]
         )
 
