@@ -50,6 +50,8 @@ def test_every_command_is_listed() -> None:
                 "splices",
                 "labelstudio-export",
                 "labelstudio-import",
+                "annotators",
+                "assign",
             ]
         )
         == COMMANDS

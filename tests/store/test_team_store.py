@@ -134,3 +134,27 @@ def test_assignments_need_registered_annotators_and_log_only_changes(
     with pytest.raises(StoreError, match="unknown video 'nope'"):
         store.record_assignments([(ABUSE, "ana", False), ("nope", "ana", True)])
     assert store.assignments() == {"ana": [ABUSE]}  # the refused batch wrote nothing
+
+
+def test_a_colleagues_spelling_or_former_name_lands_on_the_registered_id(
+    small_workspace: Workspace, tmp_path
+) -> None:
+    from vadscene.release.releases import import_release
+
+    with Workspace.create(tmp_path / "colleague", video_root=None, dataset="small") as colleague:
+        colleague.store.register_videos(small_workspace.store.videos())
+        colleague.store.record_decision(ABUSE, "crowd", "few", annotator="Ana")  # unregistered
+        colleague.store.record_decision(ARSON, "crowd", "many", annotator="benito")
+        theirs = build_release(colleague)
+    store = small_workspace.store
+    store.register_annotator("ana")
+    store.register_annotator("benito")
+    store.rename_annotator("benito", "Ben")
+
+    counts = import_release(theirs, small_workspace)
+
+    assert counts.decisions_added == 2
+    assert store.annotators() == ["ana", "ben"]
+    assert store.current_values("ana") == {(ABUSE, "crowd"): "few"}
+    assert store.current_values("ben") == {(ARSON, "crowd"): "many"}
+    assert import_release(theirs, small_workspace).decisions_added == 0  # and idempotent

@@ -6,8 +6,8 @@ line naming the thing and what was expected (exit code 2 for usage errors, 1 oth
 
 One module per command group: :mod:`.workspace` (init, scan, status, demo), :mod:`.release`
 (export, diff, validate, import), :mod:`.measure` (measure, thresholds, proxies),
-:mod:`.audit` (audit, splices), :mod:`.labelstudio`, :mod:`.serve` (app); the options they
-share are declared once in :mod:`.options`.
+:mod:`.audit` (audit, splices), :mod:`.labelstudio`, :mod:`.serve` (app), :mod:`.team`
+(annotators, assign); the options they share are declared once in :mod:`.options`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import typer
 from pydantic import ValidationError
 
 from vadscene import __version__
-from vadscene.cli import audit, labelstudio, measure, release, serve, workspace
+from vadscene.cli import audit, labelstudio, measure, release, serve, team, workspace
 from vadscene.cli.console import err, out
 from vadscene.core.errors import VadsceneError
 
@@ -32,7 +32,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for _group in (workspace, release, measure, audit, labelstudio, serve):
+for _group in (workspace, release, measure, audit, labelstudio, serve, team):
     app.add_typer(_group.commands)
 
 

@@ -734,10 +734,11 @@ class AnnotationStore(TeamStore):
         }
 
     def annotators(self) -> list[str]:
-        """Human annotators with at least one decision or mark, under their current ids."""
+        """Human annotators with at least one decision, mark or assignment, under their current
+        ids."""
         rows = self._read(
             "SELECT annotator FROM decisions WHERE annotator != ? UNION "
-            "SELECT annotator FROM marks ORDER BY 1",
+            "SELECT annotator FROM marks UNION SELECT annotator FROM assignments ORDER BY 1",
             (AUTO_ANNOTATOR,),
         )
         aliases = self.aliases()
@@ -1090,6 +1091,16 @@ class AnnotationStore(TeamStore):
             self._checked_rule(t.factor, t.statistic, t.rule, t.thresholds, t.set_at)
             for t in thresholds
         ]
+        # a colleague's "Ana" or former name lands on this workspace's registered id
+        names: dict[str, str] = {}
+
+        def resolved(name: str) -> str:
+            if name not in names:
+                names[name] = self.resolve_annotator(name)
+            return names[name]
+
+        decision_rows = [(*r[:3], resolved(r[3]), *r[4:]) for r in decision_rows]
+        mark_rows = [(r[0], resolved(r[1]), *r[2:]) for r in mark_rows]
         assignment_rows = []
         for video_id, a in assignments:
             self._require_known(video_id, known)
@@ -1097,7 +1108,9 @@ class AnnotationStore(TeamStore):
             _check_text(a.annotator, f"{where}: annotator")
             _check_text(a.assigned_by, f"{where}: assigned_by")
             at = _stored_time(a.assigned_at, f"{where}: assigned_at")
-            assignment_rows.append((video_id, a.annotator, int(a.assigned), at, a.assigned_by))
+            assignment_rows.append(
+                (video_id, resolved(a.annotator), int(a.assigned), at, a.assigned_by)
+            )
 
         written = {
             "videos": 0,

@@ -241,7 +241,16 @@ class TeamStore:
         registered ``into``: ``source`` becomes an alias, so its decisions count as ``into``'s
         (the later of two decisions on one key is current)."""
         target = self.annotator(into)
-        source_id = self.resolve_annotator(source)
+        logged = self._read(
+            "SELECT 1 FROM decisions WHERE annotator = ? UNION SELECT 1 FROM marks "
+            "WHERE annotator = ?",
+            (source, source),
+        )
+        # a name found as written in the logs ("ANA" before "ana" was registered) is folded
+        # as written; otherwise the name means whom it resolves to
+        source_id = (
+            source if logged and source not in self.aliases() else (self.resolve_annotator(source))
+        )
         if source_id == target.annotator_id:
             raise StoreError(f"'{source}' already is '{target.annotator_id}'; nothing to merge")
         if source_id == AUTO_ANNOTATOR:
@@ -461,6 +470,15 @@ class TeamStore:
             AssignmentRow(video_id, annotator, assigned, at, by)
             for (video_id, annotator), (assigned, by, at, _name, _id) in sorted(latest.items())
         ]
+
+    def team_revision(self) -> tuple[int, int]:
+        """Changes whenever assignments or aliases (renames, merges) change: a cache key for
+        views that depend on who is assigned what, and under which id."""
+        row = self._read(
+            "SELECT (SELECT COALESCE(MAX(assignment_id), 0) FROM assignments), "
+            "(SELECT COUNT(*) FROM annotator_aliases)"
+        )[0]
+        return int(row[0]), int(row[1])
 
     def assignments(self) -> dict[str, list[str]]:
         """Annotator → the videos currently assigned to them, sorted."""
