@@ -15,8 +15,7 @@ from typing import Literal
 
 import streamlit as st
 
-TEAM_MODE_VARIABLE = "VADSCENE_TEAM"
-"""Set to "1" by ``vadscene app --team`` for the server process."""
+from vadscene.annotate.serving import SESSION_COOKIE, TEAM_MODE_VARIABLE
 
 
 @dataclass(frozen=True)
@@ -40,15 +39,16 @@ def team_mode() -> bool:
 
 def current_user() -> User:
     """This session's user (see the module docstring)."""
-    if not team_mode():
-        chosen = st.query_params.get("annotator", "").strip() or None
-        return User(annotator=chosen, role="lead", team=False)
     from app_state import current_workspace
-    from vadscene.annotate.serving import SESSION_COOKIE
 
+    if not team_mode():
+        chosen = st.query_params.get("annotator", "").strip()
+        # Another spelling or a former name of a registered annotator is that annotator.
+        resolved = current_workspace().store.resolve_annotator(chosen) if chosen else None
+        return User(annotator=resolved, role="lead", team=False)
     token = st.context.cookies.get(SESSION_COOKIE)
     entry = current_workspace().store.session_annotator(token) if token else None
-    if entry is None:  # the gate lets no request through without a session; a race with revoke
+    if entry is None:  # the gate lets no request through without a session: a race with revoke
         st.error("Your session has ended (logged out or revoked); open your personal link again.")
         st.stop()
     return User(annotator=entry.annotator_id, role=entry.role, team=True)

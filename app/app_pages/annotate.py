@@ -13,7 +13,9 @@ import streamlit as st
 from app_state import current_workspace
 from components.annotate import annotate_surface, sent_state
 from components.remember import ANNOTATOR_KEY, remembered_annotator
+from identity import current_user
 
+from vadscene.annotate.serving import LOGOUT_PATH
 from vadscene.annotate.session import (
     Ack,
     AnnotatorQueue,
@@ -23,6 +25,7 @@ from vadscene.annotate.session import (
 )
 from vadscene.annotate.urls import filmstrip_url, video_url
 from vadscene.core.catalogue import AMBIGUOUS, Factor
+from vadscene.core.errors import StoreError
 from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.video.thumbnails import filmstrip_frames
 
@@ -37,43 +40,86 @@ if not videos:
     st.stop()
 
 
-# --- who: the URL names the annotator; a small dialog asks when it does not ---------------------
+# --- who: the login in team mode; else the URL, or a dialog of the registered annotators --------
+user = current_user()
+
+
 @st.dialog("Who is annotating?")
 def choose_annotator(current: str) -> None:
-    """A name box in a dialog, gone once a name is chosen: no box on the annotating page can
-    take a hotkey and rename the annotator."""
+    """Pick a registered annotator, or add a new one on purpose — in a dialog, gone once
+    chosen, so no box on the annotating page can take a hotkey and rename the annotator. In
+    team mode the login alone says who annotates; the dialog only says how to change it."""
+    if user.team:
+        st.write(
+            f"You are logged in as **{current}**: everything you do here is recorded as "
+            f"{current}. To annotate as someone else, log out and open their personal link."
+        )
+        st.link_button("Log out", LOGOUT_PATH)
+        return
+    registered = [entry for entry in store.annotator_registry() if entry.active]
+    if registered:
+        ids = [entry.annotator_id for entry in registered]
+        shown = {entry.annotator_id: entry.display_name for entry in registered}
+        with st.form("annotate_pick", border=False):
+            picked = st.selectbox(
+                "Registered annotators",
+                ids,
+                index=ids.index(current) if current in ids else 0,
+                format_func=shown.__getitem__,
+            )
+            if st.form_submit_button("Start annotating", type="primary"):
+                st.query_params["annotator"] = picked
+                st.rerun()
     with st.form("annotate_who", border=False):
-        name = st.text_input("Your name", value=current, help="Decisions are recorded under it.")
-        chosen = st.form_submit_button("Start annotating", type="primary")
-    name = name.strip()
-    if chosen and not name:
-        st.error("Enter a name: decisions are recorded under it.")
-    elif chosen and name == AUTO_ANNOTATOR:
+        st.caption(
+            "Not in the list? Add yourself as a new annotator."
+            if registered
+            else "No annotator is registered yet: add yourself."
+        )
+        name = st.text_input("Your name", help="Your decisions are recorded under it.")
+        added = st.form_submit_button(
+            "Add new annotator", type="secondary" if registered else "primary"
+        )
+    if added:
+        try:
+            entry = store.register_annotator(name)
+        except StoreError as exc:
+            st.error(str(exc))
+        else:
+            st.query_params["annotator"] = entry.annotator_id
+            st.rerun()
+
+
+if user.team:
+    annotator = user.annotator or ""
+    asked = st.query_params.get("annotator", "").strip()
+    if asked and store.resolve_annotator(asked) != annotator:
+        st.warning(
+            f"This address names annotator '{asked}', but you are logged in as '{annotator}': "
+            f"everything you do here is recorded as {annotator}."
+        )
+    if asked:
+        del st.query_params["annotator"]
+else:
+    annotator = user.annotator or ""  # resolved: another spelling of a registered name is it
+    if annotator == AUTO_ANNOTATOR:
+        annotator = ""
         st.error(f"'{AUTO_ANNOTATOR}' is reserved for measured decisions; pick another name.")
-    elif chosen:
-        st.query_params["annotator"] = name
-        st.rerun()
-
-
-annotator = st.query_params.get("annotator", "").strip()
-if annotator == AUTO_ANNOTATOR:
-    annotator = ""
-    st.error(f"'{AUTO_ANNOTATOR}' is reserved for measured decisions; pick another name.")
-if not annotator:
-    # The surface stores the name in this browser once annotating starts; without one in the
-    # URL the stored name is read back (a page load with a name mounts no reader).
-    remembered = remembered_annotator(key="annotate_remember")
-    if remembered and remembered != AUTO_ANNOTATOR:
-        st.query_params["annotator"] = remembered
-        st.rerun()
-    st.title("Annotate")
-    st.info("Choose your name to start; this browser will remember it.")
-    if st.button("Choose annotator", type="primary"):
-        choose_annotator("")
-    elif "annotate_asked" not in st.session_state:
-        st.session_state.annotate_asked = True
-        choose_annotator("")
-    st.stop()
+    if not annotator:
+        # The surface stores the name in this browser once annotating starts; without one in
+        # the URL the stored name is read back (a page load with a name mounts no reader).
+        remembered = remembered_annotator(key="annotate_remember")
+        if remembered and remembered != AUTO_ANNOTATOR:
+            st.query_params["annotator"] = remembered
+            st.rerun()
+        st.title("Annotate")
+        st.info("Choose your name to start; this browser will remember it.")
+        if st.button("Choose annotator", type="primary"):
+            choose_annotator("")
+        elif "annotate_asked" not in st.session_state:
+            st.session_state.annotate_asked = True
+            choose_annotator("")
+        st.stop()
 
 
 @dataclass

@@ -5,6 +5,7 @@ import json
 import pandas as pd
 import streamlit as st
 from app_state import current_workspace
+from identity import current_user, require_lead
 
 from vadscene.core.errors import VadsceneError
 from vadscene.release.releases import (
@@ -17,6 +18,7 @@ from vadscene.release.releases import (
 )
 
 workspace = current_workspace()
+require_lead(current_user(), "export releases")
 st.title("Export")
 annotators = workspace.store.annotators()
 mode = st.radio(

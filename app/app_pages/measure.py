@@ -7,6 +7,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 from app_state import current_workspace
+from identity import current_user, require_lead
 
 from vadscene.core.catalogue import THRESHOLD_RULES
 from vadscene.core.errors import VadsceneError
@@ -14,6 +15,7 @@ from vadscene.measure.run import measure_workspace
 from vadscene.measure.thresholds import apply_rule, preview_rule
 
 workspace = current_workspace()
+require_lead(current_user(), "measure videos and set threshold rules")
 store = workspace.store
 st.title("Measure")
 st.caption(

@@ -222,3 +222,26 @@ def test_the_queue_says_where_each_video_stands(annotated: Workspace) -> None:
         NORMAL: "incomplete",
         ROAD: "complete",
     }
+
+
+def test_an_event_naming_another_annotator_is_refused_and_records_nothing(
+    small_workspace: Workspace,
+) -> None:
+    """Who writes is the session's: a forged ``annotator`` field in an event is refused with
+    a message, and nothing is recorded for anyone."""
+    store = small_workspace.store
+    forged = {
+        "page": "p",
+        "seq": 1,
+        "action": "decide",
+        "video": ABUSE,
+        "factor": "crowd",
+        "value": "few",
+        "annotator": "ben",
+    }
+    result = handle_event(store, WHO, forged, last=None)
+    assert (result.status, result.message) == (
+        "refused",
+        f"not saved: this page writes as {WHO} only, not as 'ben'",
+    )
+    assert store.decision_log() == []

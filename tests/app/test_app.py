@@ -110,7 +110,7 @@ def test_annotate_page_asks_for_a_name_it_does_not_have(demo_app: Path) -> None:
     assert "Choose your name" in app.info[0].value
     # The name box is in the dialog (a fragment, submitted in the browser test).
     assert [t.label for t in app.text_input] == ["Your name"]
-    assert [b.label for b in app.button if b.label == "Start annotating"]
+    assert [b.label for b in app.button if b.label == "Add new annotator"]
 
 
 def test_review_page_filters_and_records_a_consensus(demo_app: Path) -> None:

@@ -67,7 +67,7 @@ def _third_party_imports() -> set[str]:
                     names |= {alias.name.split(".")[0] for alias in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     names.add(node.module.split(".")[0])
-    local = {"vadscene", "app_state", "components", "app_pages", "server"}
+    local = {"vadscene", "app_state", "identity", "components", "app_pages", "server"}
     return names - set(sys.stdlib_module_names) - local
 
 

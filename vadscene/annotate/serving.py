@@ -13,22 +13,38 @@ Byte ranges, ``HEAD`` and ``If-Range`` are Starlette's :class:`~starlette.respon
 (it implements single and multiple ranges, 416 with ``Content-Range: bytes */size``, and
 streams in chunks); this module adds the lookup, the checks, caching headers and
 ``If-None-Match``.
+
+In team mode (``vadscene app --team``) :func:`session_gate` stands in front of everything the
+server answers — pages, Streamlit's websocket and API, static files, these video routes: a
+request without a live login session gets no byte of the app. The gate also is the way in: an
+annotator's personal access link, or an identity provider's login mapped onto a registered
+annotator by e-mail (:class:`ProviderLogin`).
 """
 
 from __future__ import annotations
 
+import html
+import logging
 import os
 import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
+from typing import Literal
+from urllib.parse import unquote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vadscene.annotate.urls import FILMSTRIP_ROUTE, VIDEO_ROUTE, is_safe_video_id
 from vadscene.core.errors import StoreError, VadsceneError
+from vadscene.core.instants import canonical, now
 from vadscene.core.records import VideoInfo
 from vadscene.store.workspace import Workspace
 from vadscene.video.proxies import playable_path, unplayable_reason
@@ -45,6 +61,9 @@ MEDIA_TYPES = {".mp4": "video/mp4", ".webm": "video/webm"}
 the containers of :data:`~vadscene.video.proxies.BROWSER_PLAYABLE` (a test keeps the two in
 step), and proxies are MP4."""
 
+
+SESSION_COOKIE = "vadscene_session"
+"""The cookie holding a team-mode login session's token (HttpOnly, SameSite=Lax)."""
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 """Host names the app always answers to: this machine's."""
@@ -88,6 +107,24 @@ def video_routes(workspace_root: Path | str) -> list[Route]:
     ]
 
 
+class _LazyWorkspace:
+    """A workspace opened on first use, once; a failure is not kept, so a fixed workspace is
+    picked up by the next request."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._workspace: Workspace | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Workspace:
+        with self._lock:
+            if self._workspace is None:
+                workspace = Workspace.open(self._root)
+                _ = workspace.store  # opens the store now, so that its errors surface here
+                self._workspace = workspace
+            return self._workspace
+
+
 class _VideoFileResponse(FileResponse):
     """Starlette's file response with larger reads (its default is 64 KiB)."""
 
@@ -114,18 +151,7 @@ class _VideoServer:
     """
 
     def __init__(self, workspace_root: Path) -> None:
-        self._root = workspace_root
-        self._workspace: Workspace | None = None
-        self._lock = threading.Lock()
-
-    def _open(self) -> Workspace:
-        """The workspace, opened once; a failure is not kept, so a fixed workspace is picked up."""
-        with self._lock:
-            if self._workspace is None:
-                workspace = Workspace.open(self._root)
-                _ = workspace.store  # opens the store now, so that its errors surface here
-                self._workspace = workspace
-            return self._workspace
+        self._open = _LazyWorkspace(workspace_root)
 
     def serve(self, request: Request) -> Response:
         """Serve the playable file of the video the path names, or say why not.
@@ -242,3 +268,337 @@ def _unplayable_reason(workspace: Workspace, video: VideoInfo) -> str:
         f"video '{video.video_id}': {video.path} is missing from the video folder; "
         f"restore it or run `vadscene scan {workspace.root}`"
     )
+
+
+# --- team mode: the session gate ---------------------------------------------------------------
+
+TEAM_MODE_VARIABLE = "VADSCENE_TEAM"
+"""Set to "1" by ``vadscene app --team`` for the server process: the gate is on."""
+
+AUTH_FILE_VARIABLE = "VADSCENE_AUTH_FILE"
+"""Environment variable naming the private file in which ``vadscene app --team --oidc-…``
+hands the server process its OpenID Connect settings (read and deleted by ``app/server.py``)."""
+
+LOGIN_PREFIX = "/vadscene/login/"
+"""An access link is this path plus the annotator's secret (:func:`login_path`)."""
+
+LOGOUT_PATH = "/vadscene/logout"
+"""Ends this browser's session and clears its cookie."""
+
+SESSION_MAX_AGE = 30 * 24 * 3600
+"""Seconds a browser keeps the session cookie: a campaign's working days open the app without
+the link every morning; revoking the annotator ends the session at once whatever the cookie."""
+
+LOGIN_FAILURE_LIMIT = 10
+LOGIN_FAILURE_WINDOW = timedelta(minutes=10)
+"""After :data:`LOGIN_FAILURE_LIMIT` refused logins from one address within this window, its
+further attempts are answered 429 without looking at the secret: a link's secret cannot be
+guessed in the attempts left."""
+
+RESOURCE_PREFIXES = ("/_stcore/", "/vadscene/", "/static/", "/media/", "/component/", "/app/")
+"""Paths of what is not a page — Streamlit's API and assets, videos, filmstrips, downloads,
+components: refused with an empty 401, never the login page."""
+
+_log = logging.getLogger("vadscene.serving")
+
+
+def login_path(secret: str) -> str:
+    """The URL path of the personal access link holding ``secret`` (append it to the app's
+    address)."""
+    return LOGIN_PREFIX + secret
+
+
+@dataclass(frozen=True)
+class ProviderLogin:
+    """An identity provider's login (Streamlit's OpenID Connect, in ``app/server.py``), as the
+    gate uses it: its own routes run the provider's flow; once it has left a verified identity
+    in the browser's cookies, the gate maps that e-mail onto a registered annotator
+    (:meth:`~vadscene.store.team.TeamStore.annotator_by_email`) and opens a session."""
+
+    name: str
+    """Shown on the login page's button ("Log in with …")."""
+    paths: frozenset[str]
+    """The flow's routes, let through without a session."""
+    cookie_prefix: str
+    """Names of the cookies the flow leaves; cleared once the gate has mapped them, so the
+    session cookie is the only credential left."""
+    start_url: Callable[[], str]
+    """Where the login page's button leads (a URL made per request: it may expire)."""
+    verified_email: Callable[[Mapping[str, str]], str | None]
+    """The e-mail of the identity the request's cookies prove (signature checked), or None."""
+
+
+def session_gate(workspace_root: Path | str, provider: ProviderLogin | None = None) -> Middleware:
+    """Middleware refusing every request — page, websocket, API, static file, video,
+    filmstrip, download — without a live login session of a registered annotator, checked on
+    every request (and on every message of an open websocket), so a revocation takes effect on
+    the next one.
+
+    Without a session: a page gets a self-contained login page (401) offering ``provider``'s
+    login when there is one; a websocket upgrade is refused; everything else gets an empty 401.
+    The gate answers the way in itself: :data:`LOGIN_PREFIX` (a personal link), the
+    ``provider``'s verified identity, :data:`LOGOUT_PATH`. Refused logins are recorded in the
+    store, logged, and rate-limited per remote address (:data:`LOGIN_FAILURE_LIMIT`).
+    """
+    return Middleware(SessionGate, workspace_root=Path(workspace_root), provider=provider)
+
+
+class SessionGate:
+    """The ASGI middleware of :func:`session_gate`.
+
+    Store reads run in the thread pool: a store busy committing must not hold up the event loop
+    that carries every annotator's websocket."""
+
+    def __init__(
+        self, app: ASGIApp, workspace_root: Path, provider: ProviderLogin | None = None
+    ) -> None:
+        self.app = app
+        self._workspace = _LazyWorkspace(workspace_root)
+        self._provider = provider
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    # --- requests -----------------------------------------------------------------------------
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        path = scope["path"]
+        if path.startswith(LOGIN_PREFIX):
+            response = await run_in_threadpool(self._unless_closed, self._link_login, request)
+        elif path == LOGOUT_PATH:
+            response = await run_in_threadpool(self._unless_closed, self._logout, request)
+        elif self._provider is not None and path in self._provider.paths:
+            await self.app(scope, receive, send)
+            return
+        else:
+            found = await run_in_threadpool(self._session_of, request)
+            if found is True:
+                await self.app(scope, receive, send)
+                return
+            response = found if isinstance(found, Response) else self._refusal(request)
+        await response(scope, receive, send)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        connection = HTTPConnection(scope)
+        if await run_in_threadpool(self._session_of, connection) is not True:
+            _log.warning("refused a websocket without a session from %s", _remote(connection))
+            await send({"type": "websocket.close", "code": 1008})
+            return
+
+        async def checked_receive() -> Message:
+            """Every message the browser sends is a request too: a revoked session's next key
+            closes the socket before Streamlit sees it."""
+            message = await receive()
+            if message["type"] == "websocket.receive" and (
+                await run_in_threadpool(self._session_of, connection) is not True
+            ):
+                _log.warning(
+                    "closed the websocket of an ended session from %s", _remote(connection)
+                )
+                await send({"type": "websocket.close", "code": 1008})
+                return {"type": "websocket.disconnect", "code": 1008}
+            return message
+
+        await self.app(scope, checked_receive, send)
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    def _unless_closed(self, handler: Callable[[Request], Response], request: Request) -> Response:
+        """``handler``'s response, or 503 when the workspace cannot be opened."""
+        try:
+            self._workspace()
+        except VadsceneError:
+            return _closed()
+        return handler(request)
+
+    def _session_of(self, connection: HTTPConnection) -> bool | Response:
+        """True when the request carries a live session; else the response to give when the
+        gate has one to give (a mapped provider login, the workspace unavailable), else False."""
+        try:
+            store = self._workspace().store
+        except VadsceneError:
+            return _closed()
+        token = connection.cookies.get(SESSION_COOKIE)
+        if token and store.session_annotator(token) is not None:
+            return True
+        if (
+            self._provider is not None
+            and isinstance(connection, Request)
+            and any(name.startswith(self._provider.cookie_prefix) for name in connection.cookies)
+        ):
+            return self._provider_login(connection)
+        return False
+
+    def _refusal(self, request: Request) -> Response:
+        """No session: the login page for a page, an empty 401 for anything else."""
+        accepts_html = "text/html" in request.headers.get("accept", "")
+        path = request.url.path
+        if (
+            request.method in ("GET", "HEAD")
+            and accepts_html
+            and not path.startswith(RESOURCE_PREFIXES)
+        ):
+            return self._page(401, "Login required", self._login_text())
+        return Response(status_code=401, headers=_PRIVATE)
+
+    def _login_text(self) -> str:
+        text = (
+            "<p>Open your personal access link: your lead gets it from "
+            "<code>vadscene annotators add</code>.</p>"
+        )
+        if self._provider is not None:
+            url = html.escape(self._provider.start_url(), quote=True)
+            name = html.escape(self._provider.name)
+            text += f'<p><a class="button" href="{url}">Log in with {name}</a></p>'
+        return text
+
+    def _link_login(self, request: Request) -> Response:
+        """A personal access link: a session for its annotator, the secret out of the address
+        bar at once (303 to the app); a bad or revoked secret is a recorded failure (403)."""
+        remote = _remote(request)
+        store = self._workspace().store
+        limited = self._rate_limited(remote)
+        if limited is not None:
+            return limited
+        secret = unquote(request.url.path[len(LOGIN_PREFIX) :])
+        annotator = store.annotator_for_secret(secret) if secret else None
+        if annotator is None:
+            self._failed(remote, "an unknown or revoked access link")
+            return self._page(
+                403,
+                "This link does not open the app",
+                "<p>The access link is unknown or has been revoked. Ask your lead for a new "
+                "one.</p>",
+            )
+        return self._enter(request, annotator.annotator_id, "link")
+
+    def _provider_login(self, request: Request) -> Response:
+        """The provider's flow left an identity: a session for the registered annotator with
+        its e-mail, else a recorded failure (403) naming the e-mail and what a lead runs."""
+        assert self._provider is not None
+        remote = _remote(request)
+        limited = self._rate_limited(remote)
+        if limited is not None:
+            return limited
+        email = self._provider.verified_email(request.cookies)
+        if email is None:  # expired, or signed by an earlier server start: log in again
+            response: Response = self._page(401, "Login required", self._login_text())
+            self._clear_provider_cookies(request, response)
+            return response
+        annotator = self._workspace().store.annotator_by_email(email)
+        if annotator is None:
+            self._failed(remote, f"the e-mail {email} belongs to no registered annotator")
+            shown = html.escape(email)
+            response = self._page(
+                403,
+                "Not a registered annotator",
+                f"<p>You logged in as <b>{shown}</b>, but no registered annotator has this "
+                "e-mail. A lead must register it first:</p>"
+                f"<pre>vadscene annotators add WORKSPACE NAME --email {shown}</pre>",
+            )
+        else:
+            response = self._enter(request, annotator.annotator_id, "oidc")
+        self._clear_provider_cookies(request, response)
+        return response
+
+    def _enter(self, request: Request, annotator_id: str, via: Literal["link", "oidc"]) -> Response:
+        """Open a session (closing one this browser still held) and send the browser to the
+        app with its cookie."""
+        store = self._workspace().store
+        previous = request.cookies.get(SESSION_COOKIE)
+        if previous:
+            store.close_session(previous)
+        token = store.open_session(annotator_id, via=via)
+        _log.info("%s logged in (%s) from %s", annotator_id, via, _remote(request))
+        response = Response(status_code=303, headers={**_PRIVATE, "location": "/"})
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=SESSION_MAX_AGE,
+            path="/",
+            secure=request.url.scheme in ("https", "wss"),
+            httponly=True,
+            samesite="lax",
+        )
+        return response
+
+    def _logout(self, request: Request) -> Response:
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            self._workspace().store.close_session(token)
+        response = Response(status_code=303, headers={**_PRIVATE, "location": "/"})
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+        return response
+
+    def _rate_limited(self, remote: str) -> Response | None:
+        since = canonical(now() - LOGIN_FAILURE_WINDOW)
+        if self._workspace().store.login_failures_since(remote, since) < LOGIN_FAILURE_LIMIT:
+            return None
+        _log.warning("refused a login from %s: too many failed logins", remote)
+        minutes = int(LOGIN_FAILURE_WINDOW.total_seconds() // 60)
+        response = self._page(
+            429,
+            "Too many failed logins",
+            f"<p>Too many failed logins from your address; try again in {minutes} minutes.</p>",
+        )
+        response.headers["retry-after"] = str(int(LOGIN_FAILURE_WINDOW.total_seconds()))
+        return response
+
+    def _failed(self, remote: str, reason: str) -> None:
+        self._workspace().store.record_login_failure(remote, reason)
+        _log.warning("refused a login from %s: %s", remote, reason)
+
+    def _clear_provider_cookies(self, request: Request, response: Response) -> None:
+        assert self._provider is not None
+        for name in request.cookies:
+            if name.startswith(self._provider.cookie_prefix):
+                response.delete_cookie(name, path="/")
+
+    @staticmethod
+    def _page(status_code: int, title: str, body: str) -> HTMLResponse:
+        """A page of its own: no script, no style or image from the server, nothing of the
+        app."""
+        document = _PAGE.format(title=html.escape(title), body=body)
+        return HTMLResponse(document, status_code=status_code, headers=_PAGE_HEADERS)
+
+
+def _closed() -> Response:
+    """503 for a workspace that cannot be opened; why goes to the server's log only, since the
+    one asking has no session."""
+    _log.exception("the workspace cannot be opened")
+    return _refusal(503, "the workspace cannot be opened; the server's log says why")
+
+
+def _remote(connection: HTTPConnection) -> str:
+    """The client's address (behind a local reverse proxy, the one it forwards: uvicorn reads
+    ``X-Forwarded-For`` from 127.0.0.1)."""
+    return connection.client.host if connection.client else "unknown"
+
+
+_PRIVATE = {"cache-control": "no-store", "referrer-policy": "no-referrer"}
+_PAGE_HEADERS = {
+    **_PRIVATE,
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'",
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+}
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title} · vadscene</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 36rem; margin: 4rem auto;
+  padding: 0 1rem; color: #1f2430; }}
+h1 {{ font-size: 1.4rem; }}
+pre, code {{ background: #f0f2f6; border-radius: 4px; padding: 0.1rem 0.3rem; }}
+pre {{ padding: 0.6rem; white-space: pre-wrap; }}
+a.button {{ display: inline-block; padding: 0.5rem 1rem; border-radius: 6px;
+  background: #ff4b4b; color: white; text-decoration: none; }}
+</style></head>
+<body><h1>{title}</h1>{body}</body></html>
+"""

@@ -15,8 +15,9 @@ A video is complete for an annotator when every manual factor has a decision (a 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Literal
 
 from vadscene.annotate.consensus import disputes
@@ -102,7 +103,8 @@ def factor_states(store: AnnotationStore, video_id: str, annotator: str) -> list
 
 
 def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, QueueStatus]]:
-    """The annotator's videos in working order (by id) with where each stands for them.
+    """The annotator's videos in working order (:func:`working_order`) with where each stands
+    for them.
 
     ``flagged``: they flagged it. ``incomplete``: a manual factor is undecided. ``disagreement``:
     complete, and they vote in a dispute on some factor
@@ -116,8 +118,36 @@ def video_queue(store: AnnotationStore, annotator: str) -> list[tuple[str, Queue
     manual = _manual_keys(store)
     return [
         (video, _status(mine.get(video, {}), video in disputed, video in flagged, manual))
-        for video in store.video_ids()
+        for video in _order(store, store.video_ids(), _assigned(store, annotator))
     ]
+
+
+def working_order(
+    video_ids: Sequence[str], assigned: Collection[str], categories: Mapping[str, str]
+) -> list[str]:
+    """The order an annotator works in: the videos ``assigned`` to them first, taking one of
+    each category in turn (categories by name, videos by id within one), so a queue does not
+    run through one category after another; then every other video by id, still within
+    reach. Without assignments, every video by id."""
+    mine = set(assigned)
+    by_category: dict[str, list[str]] = {}
+    for video in sorted(mine):
+        by_category.setdefault(categories[video], []).append(video)
+    rounds = zip_longest(*(by_category[c] for c in sorted(by_category)))
+    first = [video for taken in rounds for video in taken if video is not None]
+    return first + [video for video in video_ids if video not in mine]
+
+
+def _assigned(store: AnnotationStore, annotator: str) -> tuple[str, ...]:
+    """The videos assigned to the annotator now, sorted."""
+    return tuple(store.assignments().get(store.resolve_annotator(annotator), ()))
+
+
+def _order(store: AnnotationStore, video_ids: list[str], assigned: tuple[str, ...]) -> list[str]:
+    if not assigned:
+        return video_ids
+    categories = {video.video_id: video.category for video in store.videos()}
+    return working_order(video_ids, [v for v in assigned if v in categories], categories)
 
 
 def _manual_keys(store: AnnotationStore) -> set[str]:
@@ -167,14 +197,17 @@ class AnnotatorQueue:
 
     annotator: str
     revision: tuple[int, int, int, str | None]
-    statuses: dict[str, QueueStatus]  # in working order (video id)
+    statuses: dict[str, QueueStatus]  # in working order (:func:`working_order`)
     values: dict[str, dict[str, str]]  # the annotator's current values, per video
+    assigned: tuple[str, ...] = ()  # the videos assigned to the annotator, sorted
+    team_revision: tuple[int, int] = (0, 0)  # of assignments and aliases, when built
 
     @classmethod
     def build(cls, store: AnnotationStore, annotator: str) -> AnnotatorQueue:
         """Read the whole store. The revision is read first: a write landing meanwhile is then
         re-read by the next refresh, never missed."""
-        revision = store.revision()
+        revision, team_revision = store.revision(), store.team_revision()
+        assigned = _assigned(store, annotator)
         decisions = store.current_decisions()
         mine = _values_of(decisions, annotator)
         disputed = _disputed_videos(decisions, annotator)
@@ -187,15 +220,16 @@ class AnnotatorQueue:
                 bool(marks.get((video, annotator), {}).get("flag")),
                 manual,
             )
-            for video in store.video_ids()
+            for video in _order(store, store.video_ids(), assigned)
         }
-        return cls(annotator, revision, statuses, mine)
+        return cls(annotator, revision, statuses, mine, assigned, team_revision)
 
     def refresh(self, store: AnnotationStore, video_ids: list[str]) -> AnnotatorQueue:
         """This queue as the store stands now; ``video_ids`` is ``store.video_ids()``. A new
-        or removed video, or many changed ones, rebuild it whole."""
+        or removed video, a change of the annotator's assignments, or many changed videos
+        rebuild it whole."""
         revision = store.revision()
-        if list(self.statuses) != video_ids:
+        if self.statuses.keys() != set(video_ids) or store.team_revision() != self.team_revision:
             return AnnotatorQueue.build(store, self.annotator)
         if revision == self.revision:
             return self
@@ -217,7 +251,9 @@ class AnnotatorQueue:
             values.pop(video, None)
             if video in mine:
                 values[video] = mine[video]
-        return AnnotatorQueue(self.annotator, revision, statuses, values)
+        return AnnotatorQueue(
+            self.annotator, revision, statuses, values, self.assigned, self.team_revision
+        )
 
     @property
     def queue(self) -> list[tuple[str, QueueStatus]]:
@@ -227,10 +263,12 @@ class AnnotatorQueue:
     def next_incomplete(self, after: str | None = None) -> str | None:
         """The first ``incomplete`` video after ``after`` in working order (wrapping around),
         or None when none is left. Flagged videos are set aside, so they are skipped."""
-        remaining = [video for video, status in self.statuses.items() if status == "incomplete"]
-        later = [video for video in remaining if after is None or video > after]
-        candidates = later or remaining
-        return candidates[0] if candidates else None
+        order = list(self.statuses)
+        start = order.index(after) + 1 if after in self.statuses else 0
+        for video in order[start:] + order[:start]:
+            if self.statuses[video] == "incomplete":
+                return video
+        return None
 
 
 def pending_events(events: object) -> list[dict]:
@@ -288,6 +326,12 @@ def handle_event(
     )
     if action not in ACTIONS:
         return outcome("refused", f"unknown action {action!r} (expected one of {ACTIONS})")
+    claimed = event.get("annotator")
+    if claimed is not None and claimed != annotator:
+        # the page never names an annotator: who writes is the session's, not the event's
+        return outcome(
+            "refused", f"not saved: this page writes as {annotator} only, not as {claimed!r}"
+        )
     if not isinstance(video, str):
         return outcome("refused", f"event {seq}: no video named")
     try:
