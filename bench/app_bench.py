@@ -14,18 +14,25 @@ Measured server-side (the browser adds its own rendering):
   (an upper bound of what each confirmation costs the server: in the browser a key reruns only
   the surface's fragment; the page keeps its queue current per key), against the same floor.
   The browser adds a Streamlit round trip (``bench/app_browser_bench.py``).
-- the review table for 2,000 videos: ``review_table``, a first Review page render (building
-  the table) and a rerun (the table cached per store revision), against the floor of reading
-  the decision rows with one SQL query. Target ≤ 1 s.
+- the review table for 2,000 videos × 3 annotators: ``review_table``, a first Review page
+  render (building the table) and a rerun (the table cached per store revision), against the
+  floor of reading the decision rows with one SQL query. Target ≤ 1 s, and for
+  ``review_table`` ≤ 3× that floor. Beside it, the store's own read of the same rows
+  (``current_decisions``: aliases applied, one ``Decision`` per row) and ``review_table``
+  handed that read (what the page does, sharing one read among its views), each against the
+  same floor: where the table's time goes.
 
 The workspace holds tiny placeholder registrations (no video decoding is involved in these
-paths) with two annotators' decisions on every manual factor of every video.
+paths) with three annotators' decisions on every manual factor of every video, each keeping
+the video's own value four times in five (a seeded draw), so about half the (video, factor)
+cells hold a disagreement.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import sqlite3
 import statistics
 import tempfile
@@ -52,6 +59,9 @@ def timed(action: Callable[[], object], repeats: int) -> float:
     return statistics.median(samples)
 
 
+ANNOTATORS = ("ana", "ben", "carla")
+
+
 def build_workspace(root: Path, videos: int) -> Workspace:
     (root / "videos").mkdir(parents=True)
     workspace = Workspace.create(root / "ws", video_root=root / "videos", dataset="bench")
@@ -73,16 +83,19 @@ def build_workspace(root: Path, videos: int) -> Workspace:
         for i in range(videos)
     )
     manual = [f for f in workspace.catalogue.factors if f.source == "manual"]
+    rng = random.Random(7)
+    rows = []
+    for i in range(videos):
+        for f in manual:
+            value = rng.choice(f.values)
+            for annotator in ANNOTATORS:
+                vote = value if rng.random() < 0.8 else rng.choice(f.values)
+                rows.append((f"Abuse{i:05d}_x264", f.key, vote, annotator))
     with sqlite3.connect(store.path) as db:  # bulk-load the history quickly, as rows
         db.executemany(
             "INSERT INTO decisions (video_id, factor, value, annotator, source, decided_at) "
-            "VALUES (?, ?, ?, ?, 'manual', '2026-01-01T00:00:00+00:00')",
-            [
-                (f"Abuse{i:05d}_x264", f.key, f.values[(i + j) % 2], annotator)
-                for i in range(videos)
-                for f in manual
-                for j, annotator in enumerate(("ana", "ben"))
-            ],
+            "VALUES (?, ?, ?, ?, 'manual', '2026-01-01T00:00:00.000000+00:00')",
+            rows,
         )
     return workspace
 
@@ -142,7 +155,10 @@ def main() -> None:
         blank = AppTest.from_file(str(empty)).run()
         floor_page = timed(blank.run, 15)
 
-        table = timed(lambda: review_table(workspace), 5)
+        table = timed(lambda: review_table(workspace), 7)
+        read = timed(store.current_decisions, 7)
+        decisions = store.current_decisions()
+        shared = timed(lambda: review_table(workspace, decisions=decisions), 7)
         review = AppTest.from_file(str(app_entry_point()), default_timeout=60).run()
         review.switch_page("app_pages/review.py")
         review_page = timed(review.run, 5)  # the table is cached per store revision
@@ -153,23 +169,31 @@ def main() -> None:
 
         review_first = timed(first_render, 5)
         with sqlite3.connect(store.path) as db:
-            rows = timed(lambda: db.execute("SELECT * FROM current_decisions").fetchall(), 5)
+            rows = timed(lambda: db.execute("SELECT * FROM current_decisions").fetchall(), 7)
 
-    print(f"{args.videos} videos, {len(workspace.catalogue.factors)} factors, 2 annotators\n")
-    print(f"{'measure':44} {'time':>10} {'floor':>10} {'ratio':>7}  target")
-    lines = [
-        ("decision → commit (record_decision)", decision, insert, 0.150),
-        ("next video (Annotate page run)", move, floor_page, 0.300),
-        ("a key's rerun (commit + Annotate page run)", key, floor_page, 0.150),
-        ("review table (review_table)", table, rows, 1.0),
-        ("review page, first render (builds the table)", review_first, rows, 1.0),
-        ("review page, rerun (filters, clicks)", review_page, rows, 1.0),
+    print(
+        f"{args.videos} videos, {len(workspace.catalogue.factors)} factors, "
+        f"{len(ANNOTATORS)} annotators\n"
+    )
+    print(f"{'measure':48} {'time':>10} {'floor':>10} {'ratio':>7}  target")
+    lines: list[tuple[str, float, float, float | None, float | None]] = [
+        ("decision → commit (record_decision)", decision, insert, 0.150, None),
+        ("next video (Annotate page run)", move, floor_page, 0.300, None),
+        ("a key's rerun (commit + Annotate page run)", key, floor_page, 0.150, None),
+        ("review table (review_table)", table, rows, 1.0, 3.0),
+        ("  the store's read of the rows (current_decisions)", read, rows, None, None),
+        ("  review_table handed that read", shared, rows, None, None),
+        ("review page, first render (builds the table)", review_first, rows, 1.0, None),
+        ("review page, rerun (filters, clicks)", review_page, rows, 1.0, None),
     ]
-    for name, seconds, floor, target in lines:
-        verdict = "met" if seconds <= target else "MISSED"
+    for name, seconds, floor, target, ratio in lines:
+        goals = [f"≤ {target * 1000:.0f} ms"] if target is not None else []
+        goals += [f"≤ {ratio:g}×"] if ratio is not None else []
+        met = (target is None or seconds <= target) and (ratio is None or seconds <= ratio * floor)
+        verdict = f"{', '.join(goals)} {'met' if met else 'MISSED'}" if goals else ""
         print(
-            f"{name:44} {seconds * 1000:8.1f} ms {floor * 1000:8.1f} ms "
-            f"{seconds / floor:6.1f}×  ≤ {target * 1000:.0f} ms {verdict}"
+            f"{name:48} {seconds * 1000:8.1f} ms {floor * 1000:8.1f} ms "
+            f"{seconds / floor:6.1f}×  {verdict}"
         )
 
 

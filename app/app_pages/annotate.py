@@ -214,8 +214,9 @@ def _on_screen(held: AnnotatorQueue) -> str:
 def _around(video_id: str, queue: list[tuple[str, QueueStatus]]) -> set[str]:
     """The video on screen and those n, p and i lead to, so the surface can switch without
     waiting."""
-    position = index[video_id]
-    around = {video_id, videos[(position + 1) % len(videos)], videos[(position - 1) % len(videos)]}
+    order = [v for v, _ in queue]  # n and p follow the queue (assigned videos first)
+    position = order.index(video_id)
+    around = {video_id, order[(position + 1) % len(order)], order[(position - 1) % len(order)]}
     later = [v for v, s in queue[position + 1 :] + queue[:position] if s == "incomplete"]
     around.update(later[:1])
     return around

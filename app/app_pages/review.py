@@ -1,5 +1,6 @@
 """Review: every video × factor at a glance, filters, agreement between annotators, and
-adjudication (a consensus value recorded with source ``consensus``)."""
+adjudication (a consensus value recorded with source ``consensus``) — by a lead, under the name
+the login or the URL gives (:mod:`identity`); the Disputes page does the same by keyboard."""
 
 import math
 from functools import partial
@@ -7,6 +8,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 from app_state import current_workspace
+from identity import current_user
 
 from vadscene.annotate.consensus import Dispute, adjudicate, disputes
 from vadscene.annotate.review import (
@@ -23,13 +25,18 @@ from vadscene.core.errors import VadsceneError
 
 workspace = current_workspace()
 store = workspace.store
+user = current_user()
 st.title("Review")
-reviewer = st.sidebar.text_input(
-    "Annotator",
-    value=st.query_params.get("annotator", ""),
-    key="review_annotator",
-    help="Adjudications are recorded under this name.",
-).strip()
+if user.team:
+    reviewer = user.annotator or ""
+    st.sidebar.markdown(f"Logged in as **{reviewer}** ({user.role})")
+else:
+    reviewer = st.sidebar.text_input(
+        "Annotator",
+        value=user.annotator or "",
+        key="review_annotator",
+        help="Adjudications are recorded under this name.",
+    ).strip()
 
 
 @st.cache_data(max_entries=4, show_spinner="Building the review table…")
@@ -38,7 +45,7 @@ def _views(root: str, revision: tuple) -> tuple:
     decisions = store.current_decisions()  # one read for all three views
     return (
         review_table(workspace, decisions=decisions),
-        agreement(store, decisions=decisions),
+        agreement(store, decisions=decisions, restrict_to=store.assignments()),
         auto_agreement(store, decisions=decisions),
     )
 
@@ -64,12 +71,19 @@ chosen = st.pills(
 shown = filter_review(table, chosen or [])
 shown = shown.assign(open=[annotate_url(v, reviewer) for v in shown["video"]])
 st.caption(f"{len(shown)} of {len(table)} videos")
+factor_help = (
+    "The value a release publishes; for a disagreement nobody has settled, each value and its "
+    "number of votes, the most voted first (the Disputes page shows who voted what)."
+)
 st.dataframe(
     shown,
     hide_index=True,
     key="review_table",
     column_order=["open", "video", "category", *workspace.catalogue.keys, *FILTERS, "annotators"],
-    column_config={"open": st.column_config.LinkColumn("Annotate", display_text="open")},
+    column_config={
+        "open": st.column_config.LinkColumn("Annotate", display_text="open"),
+        **{key: st.column_config.TextColumn(help=factor_help) for key in workspace.catalogue.keys},
+    },
 )
 
 st.subheader("Agreement between annotators")
@@ -134,6 +148,12 @@ disputed = table[table["disagree"]]["video"].tolist()
 if not disputed:
     st.info("No disagreement between annotators.")
     st.stop()
+if not user.is_lead:
+    st.info(f"Only a lead can adjudicate; you are logged in as {reviewer} (annotator).")
+    st.stop()
+st.page_link(
+    "app_pages/disputes.py", label="Settle them one by one, by keyboard", icon=":material/keyboard:"
+)
 if not reviewer:
     st.info("Enter your name in the sidebar to adjudicate.")
     st.stop()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from sklearn.metrics import cohen_kappa_score
@@ -15,6 +17,7 @@ from sklearn.metrics import cohen_kappa_score
 from vadscene.annotate.consensus import adjudicate, disputes
 from vadscene.annotate.review import (
     FILTERS,
+    HEATMAP_CELLS_WIDTH,
     agreement,
     annotate_url,
     auto_agreement,
@@ -23,10 +26,12 @@ from vadscene.annotate.review import (
     fleiss_kappa,
     kappa_heatmap,
     review_table,
+    vote_count,
 )
 from vadscene.core.catalogue import load_catalogue
 from vadscene.core.errors import CatalogueError, StoreError
 from vadscene.release.releases import build_release
+from vadscene.store.database import MARK_KINDS
 from vadscene.store.workspace import Workspace
 
 ABUSE, ARSON, NORMAL, ROAD = (
@@ -69,17 +74,20 @@ def reviewed(small_workspace: Workspace) -> Workspace:
     return small_workspace
 
 
-def _cell(assignment) -> str:
+def _cell(assignment, factor: str) -> str:
     """What the review grid shows for a release's assignment: its value, or for an
-    unadjudicated disagreement the human votes "name: value" by name, joined by " · "."""
+    unadjudicated disagreement each human vote's value and count, "value n", the most voted
+    first (ties in catalogue order, "ambiguous" last), joined by " · "."""
     if assignment.resolution != "disagreement":
         return assignment.value or ""
-    votes = sorted(
-        (d.annotator, d.value)
+    counts = Counter(
+        d.value
         for d in assignment.decisions
         if d.source in ("manual", "override") and d.value is not None
     )
-    return " · ".join(f"{who}: {value}" for who, value in votes)
+    order = [*load_catalogue().factor(factor).values, "ambiguous"]
+    ranked = sorted(counts, key=lambda value: (-counts[value], order.index(value)))
+    return " · ".join(f"{value} {counts[value]}" for value in ranked)
 
 
 def _release_view(workspace: Workspace) -> dict[str, dict[str, str]]:
@@ -88,7 +96,7 @@ def _release_view(workspace: Workspace) -> dict[str, dict[str, str]]:
     view = {}
     for record in build_release(workspace).videos:
         row = {
-            key: _cell(record.factors[key]) if key in record.factors else ""
+            key: _cell(record.factors[key], key) if key in record.factors else ""
             for key in workspace.catalogue.keys
         }
         names = {m.annotator for m in record.marks if m.flagged or m.skipped or m.note} | {
@@ -116,7 +124,7 @@ def test_table_columns_and_values_follow_the_release(reviewed: Workspace) -> Non
     for row in table.to_dict("records"):
         assert {k: row[k] for k in [*keys, "annotators"]} == expected[row["video"]]
     by_video = table.set_index("video")
-    assert by_video.loc[ARSON, "color"] == "ana: color · ben: grayscale"  # not adjudicated
+    assert by_video.loc[ARSON, "color"] == "color 1 · grayscale 1"  # not adjudicated
     assert by_video.loc[ARSON, "crowd"] == "many"  # consensus
     assert by_video.loc[ROAD, "road"] == ""  # cleared
     assert by_video.loc[ROAD, "resolution"] == "low"  # override
@@ -192,6 +200,98 @@ def test_values_match_the_release_under_random_histories(small_workspace: Worksp
         expected = _release_view(small_workspace)
         for row in table.to_dict("records"):
             assert {k: row[k] for k in expected[row["video"]]} == expected[row["video"]]
+
+
+TEN = ("ana", "ben", "carla", "dora", "erin", "fay", "gus", "hana", "ivo", "jun")
+
+
+def test_a_disagreement_of_ten_shows_a_vote_count(small_workspace: Workspace) -> None:
+    """The defect: with seven or more annotators a cell listed every "name: value" and the
+    grid cut it off; a count of each value, the most voted first, stays short."""
+    store = small_workspace.store
+    for who, value in zip(TEN, ["grayscale"] * 4 + ["color"] * 3, strict=False):
+        store.record_decision(ARSON, "color", value, annotator=who)
+    for who, value in zip(TEN, ["many", "few", "ambiguous", "few", "many"], strict=False):
+        store.record_decision(ARSON, "crowd", value, annotator=who)
+    for who in TEN[:3]:
+        store.record_decision(ABUSE, "color", "color", annotator=who)
+    by_video = review_table(small_workspace).set_index("video")
+    assert by_video.loc[ARSON, "color"] == "grayscale 4 · color 3"
+    assert by_video.loc[ARSON, "crowd"] == "few 2 · many 2 · ambiguous 1"  # ties: catalogue order
+    assert by_video.loc[ABUSE, "color"] == "color"  # they agree: the value
+    assert vote_count(["a", "b", "b"], ["a", "b"]) == "b 2 · a 1"
+    assert vote_count([], ["a"]) == ""
+
+
+def _reference_table(workspace: Workspace) -> pd.DataFrame:
+    """The review table built slowly, video by video, from a consensus release."""
+    manual = [f.key for f in workspace.catalogue.factors if f.source == "manual"]
+    cells = _release_view(workspace)
+    rows = []
+    for record in build_release(workspace).videos:
+        assignments = record.factors.values()
+
+        def human(assignment) -> set[str]:
+            return {d.value for d in assignment.decisions if d.source in ("manual", "override")}
+
+        def differs(assignment) -> bool:
+            poles = {d.value for d in assignment.decisions if d.source == "auto"}
+            return any(d.value not in poles for d in assignment.decisions if d.source != "auto")
+
+        rows.append(
+            {
+                "video": record.video_id,
+                "category": record.category,
+                **{key: cells[record.video_id][key] for key in workspace.catalogue.keys},
+                "incomplete": any(key not in record.factors for key in manual),
+                "ambiguous": any(a.value == "ambiguous" for a in assignments),
+                "flagged": any(m.flagged for m in record.marks),
+                "manual_vs_auto": any(
+                    differs(a) for a in assignments if any(d.source == "auto" for d in a.decisions)
+                ),
+                "disagree": any(len(human(a)) > 1 for a in assignments),
+                "annotators": cells[record.video_id]["annotators"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_table_equals_a_reference_built_from_the_release(
+    small_workspace: Workspace, seed: int
+) -> None:
+    """Ten annotators' random histories — overrides, consensus at tied and shifted times,
+    cleared values, flags and notes — give, cell for cell and flag for flag, the table a slow
+    per-video reading of the release gives."""
+    store = small_workspace.store
+    rng = random.Random(seed)
+    for video in VIDEOS:
+        for factor in small_workspace.catalogue.factors:
+            if factor.source == "auto" and rng.random() < 0.8:
+                store.record_decision(
+                    video, factor.key, rng.choice(factor.values), annotator="auto", source="auto"
+                )
+            for who in rng.sample(TEN, rng.randint(0, len(TEN))):
+                store.record_decision(
+                    video,
+                    factor.key,
+                    rng.choice([*factor.values, "ambiguous", None]),
+                    annotator=who,
+                    source=rng.choice(("manual",) * 5 + ("consensus",)),
+                    decided_at=f"2026-01-0{rng.randint(1, 2)}T1{rng.randint(0, 2)}:00:00"
+                    + rng.choice(("+00:00", "+02:00", "-05:00")),
+                )
+        for who in rng.sample(TEN, 3):
+            store.set_mark(video, rng.choice(MARK_KINDS[:2]), rng.random() < 0.7, annotator=who)
+        if rng.random() < 0.5:
+            store.set_mark(video, "note", "look again", annotator=rng.choice(TEN))
+    table = review_table(small_workspace)
+    pd.testing.assert_frame_equal(
+        table.astype(object), _reference_table(small_workspace).astype(object)
+    )
+    assert {k for k, flags in table.set_index("video")["disagree"].items() if flags} == {
+        video for video, _ in disputes(store.current_decisions())
+    }
 
 
 def test_the_latest_consensus_is_found_across_time_zones(small_workspace: Workspace) -> None:
@@ -655,6 +755,36 @@ def test_the_kappa_heatmap_holds_every_pair(small_workspace: Workspace) -> None:
 def test_no_heatmap_without_a_pair(small_workspace: Workspace) -> None:
     small_workspace.store.record_decision(ABUSE, "crowd", "few", annotator="ana")
     assert kappa_heatmap(agreement(small_workspace.store)) is None
+
+
+def _axes(spec: dict) -> tuple[str, str]:
+    """The fields on a heatmap spec's x and y axes."""
+    encoding = spec["layer"][0]["encoding"]
+    return encoding["x"]["field"], encoding["y"]["field"]
+
+
+def test_the_heatmap_of_ten_annotators_grows_down_not_across(small_workspace: Workspace) -> None:
+    """The defect: 45 pairs across, at least 90 px each, ran off a 1440 px screen. Beyond five
+    annotators the pairs run down and the factors across, within the cells' width."""
+    store = small_workspace.store
+    manual = [f for f in small_workspace.catalogue.factors if f.source == "manual"]
+    for i, who in enumerate(TEN):
+        for video in VIDEOS:
+            for factor in manual:
+                store.record_decision(video, factor.key, factor.values[i % 2], annotator=who)
+    spec = kappa_heatmap(agreement(store)).to_dict()
+    assert _axes(spec) == ("factor", "pair")
+    pairs = spec["layer"][0]["encoding"]["y"]["sort"]
+    assert len(pairs) == 45 and pairs[:2] == ["ana – ben", "ana – carla"]
+    assert spec["width"]["step"] * len(manual) <= HEATMAP_CELLS_WIDTH
+
+    for who in TEN[5:]:  # five annotators left: ten pairs, across as before
+        for video in VIDEOS:
+            for factor in manual:
+                store.record_decision(video, factor.key, None, annotator=who)
+    spec = kappa_heatmap(agreement(store)).to_dict()
+    assert _axes(spec) == ("pair", "factor")
+    assert spec["width"]["step"] * 10 <= HEATMAP_CELLS_WIDTH
 
 
 def test_one_read_of_the_decisions_serves_every_view(annotated: Workspace) -> None:

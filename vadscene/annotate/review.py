@@ -1,30 +1,31 @@
 """What the Review page shows: a videos × factors table with filter flags, and agreement.
 
 The table is what a lead annotator scans to decide what needs another look, so each row carries
-the value a release would publish (resolved by
-:func:`vadscene.annotate.consensus.resolve_assignment`, the
-one resolution rule) and boolean flags the page filters on. Agreement is reported per manual
-factor as Cohen's or Fleiss' κ among the human annotators, computed here from their formulas so
-the statistic shown is exactly the one documented (no statistics dependency at run time).
+the value a release would publish (by the rule of
+:func:`vadscene.annotate.consensus.resolve_assignment`, the one resolution rule), or for an open
+disagreement a compact count of the votes, and boolean flags the page filters on. Agreement is
+reported per manual factor as Cohen's or Fleiss' κ among the human annotators, computed here
+from their formulas so the statistic shown is exactly the one documented (no statistics
+dependency at run time).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from itertools import combinations
+from operator import attrgetter
 from urllib.parse import urlencode
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from vadscene.annotate.consensus import HUMAN_SOURCES, Dispute, disputes, resolve_assignment
+from vadscene.annotate.consensus import HUMAN_SOURCES
 from vadscene.core.catalogue import AMBIGUOUS, Factor
 from vadscene.core.errors import CatalogueError
-from vadscene.core.records import AUTO_ANNOTATOR, DecisionSource, FactorDecision
+from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.store.database import AnnotationStore, Decision
 from vadscene.store.workspace import Workspace
 
@@ -38,9 +39,6 @@ FILTERS: dict[str, str] = {
 """Filter key (a boolean column of :func:`review_table`) → label shown on the page."""
 
 _KEY = ["video", "factor"]
-_Shape = tuple[tuple[str, DecisionSource, str, int], ...]
-_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-"""Origin of the stand-in decision times of a shape (see :func:`_resolved_values`)."""
 
 
 # --- the review table -----------------------------------------------------------------------
@@ -52,10 +50,9 @@ def review_table(
     """One row per registered video (sorted by id): its resolved values and filter flags.
 
     Columns: ``video``, ``category``, one column per catalogue factor holding the value a
-    consensus release publishes ("" without a decision; the votes, e.g. "ana: few · bo: many",
-    for a disagreement nobody has adjudicated — see
-    :attr:`~vadscene.annotate.consensus.Dispute.text`), then the boolean :data:`FILTERS`
-    columns and ``annotators``:
+    consensus release publishes ("" without a decision; for a disagreement nobody has
+    adjudicated, its :func:`vote_count`, e.g. "grayscale 4 · color 3"), then the boolean
+    :data:`FILTERS` columns and ``annotators``:
 
     - ``incomplete``: some manual factor has no current (non-cleared) decision by anyone;
     - ``ambiguous``: some factor resolved to "ambiguous";
@@ -71,8 +68,15 @@ def review_table(
     Everything comes from one
     :meth:`~vadscene.store.database.AnnotationStore.current_decisions` read (or ``decisions``,
     that read already made: the Review page shares one among the table and both agreement
-    views) and one marks read, never per-video queries; values are resolved once per decision
-    pattern (see :func:`_resolved_values`), not once per (video, factor).
+    views) and one marks read, never per-video queries.
+
+    The rule of :func:`~vadscene.annotate.consensus.resolve_assignment` (the latest consensus,
+    else the human votes when they agree, else the auto pole) and the disagreement of
+    :func:`~vadscene.annotate.consensus.disputes` are applied to all (video, factor) cells at
+    once, as array operations over the decisions: calling them per cell would cost several
+    times the read itself on a campaign's store. The tests hold the table to
+    :func:`~vadscene.release.releases.build_release` and to ``disputes``. Times compare as
+    text, which the store's canonical instants (:mod:`vadscene.core.instants`) make exact.
     """
     catalogue = workspace.catalogue
     keys = list(catalogue.keys)
@@ -84,50 +88,50 @@ def review_table(
     store = workspace.store
     videos = store.videos()
     ids = pd.Index([v.video_id for v in videos], name="video")
-    if decisions is None:
-        decisions = store.current_decisions()
-    decisions = [d for d in decisions if d.value is not None]
-    decided = pd.DataFrame(
-        [(d.video_id, d.factor, d.value, d.annotator, d.source) for d in decisions],
-        columns=[*_KEY, "value", "annotator", "source"],
-    )
-    disputed = disputes(decisions)
-    resolved = _resolved_values(decisions, disputed)
-    values = resolved.reindex(index=ids, columns=keys).astype(object).fillna("")
+    rows = _Rows.of(store.current_decisions() if decisions is None else decisions, ids, keys)
+    width = len(keys)
+    grid, disputed = _resolved_grid(rows, len(ids), catalogue.factors)
+    cells = grid.reshape(len(ids), width)
     marks = {key: m for key, m in store.marks().items() if m["flag"] or m["skip"] or m["note"]}
-    manual = [f.key for f in catalogue.factors if f.source == "manual"]
-    on_manual = decided[decided["factor"].isin(manual)]
+    manual = [i for i, f in enumerate(catalogue.factors) if f.source == "manual"]
+    decided = np.zeros(len(grid), dtype=bool)
+    decided[rows.cell[rows.known]] = True
+    disagree = np.zeros(len(ids), dtype=bool)
+    disagree[disputed // width] = True
     flags = pd.DataFrame(
         {
-            "incomplete": on_manual.groupby("video")["factor"].nunique().reindex(ids, fill_value=0)
-            < len(manual),
-            "ambiguous": (values == AMBIGUOUS).any(axis=1),
+            "incomplete": decided.reshape(len(ids), width)[:, manual].sum(axis=1) < len(manual),
+            "ambiguous": (cells == AMBIGUOUS).any(axis=1),
             "flagged": ids.isin({video for (video, _), m in marks.items() if m["flag"]}),
-            "manual_vs_auto": _any_by_video(_differs_from_auto(decided), ids),
-            "disagree": ids.isin({video for video, _ in disputed}),
+            "manual_vs_auto": _differs_from_auto(rows, len(ids), len(grid)),
+            "disagree": disagree,
         },
         index=ids,
     )
-    people: dict[str, set[str]] = {}
-    for d in decisions:
-        if d.annotator != AUTO_ANNOTATOR:
-            people.setdefault(d.video_id, set()).add(d.annotator)
-    for video, who in marks:
-        people.setdefault(video, set()).add(who)
     table = pd.concat(
         [
             pd.DataFrame({"category": [v.category for v in videos]}, index=ids),
-            values,
+            pd.DataFrame(cells, index=ids, columns=keys, dtype=object),
             flags,
-            pd.Series(
-                [", ".join(sorted(people.get(video, ()))) for video in ids],
-                index=ids,
-                name="annotators",
-            ),
+            pd.Series(_people(rows, ids, marks), index=ids, name="annotators"),
         ],
         axis=1,
     )
     return table.reset_index()
+
+
+def vote_count(votes: Iterable[str], order: Sequence[str]) -> str:
+    """Votes as a compact table cell: each value and how many voted it, the most voted first
+    (ties in ``order``, the factor's values and "ambiguous"), e.g. "grayscale 4 · color 3".
+
+    A cell that lists every voter by name grows with the team and is cut off; the names stay
+    on the dispute queue and in the adjudication's choices."""
+    counts: dict[str, int] = {}
+    for value in votes:
+        counts[value] = counts.get(value, 0) + 1
+    rank = {value: i for i, value in enumerate(order)}
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], rank.get(item[0], len(rank))))
+    return " · ".join(f"{value} {n}" for value, n in ranked)
 
 
 def annotate_url(video_id: str, annotator: str = "") -> str:
@@ -155,70 +159,123 @@ def filter_review(table: pd.DataFrame, selected: Iterable[str]) -> pd.DataFrame:
     return table[table[chosen].any(axis=1)]
 
 
-def _resolved_values(
-    decisions: Sequence[Decision], disputed: dict[tuple[str, str], Dispute]
-) -> pd.DataFrame:
-    """Videos × factors of resolved values, through the release's own resolution rule.
-
-    Only (video, factor) pairs with a decision appear; an unadjudicated disagreement — the
-    rule's None, which only a pair of ``disputed`` can give — holds its votes' text.
-
-    Building a :class:`~vadscene.core.records.FactorDecision` per decision and calling
-    :func:`~vadscene.annotate.consensus.resolve_assignment` per pair would dominate the cost,
-    so each pair is reduced to its *shape* — the (annotator, source, value) of its decisions
-    with each decision time replaced by its rank in the pair — and resolved once per distinct
-    shape, of which a store has far fewer than pairs. This relies on the rule using decision
-    times only to order decisions (the latest consensus wins), which the tests check by
-    comparing with :func:`~vadscene.release.releases.build_release`.
-    """
-    groups: dict[tuple[str, str], list[Decision]] = {}
-    for d in decisions:
-        groups.setdefault((d.video_id, d.factor), []).append(d)
-    if not groups:
-        return pd.DataFrame()
-    resolved: dict[_Shape, str | None] = {}
-    values = []
-    for key, group in groups.items():
-        shape = _shape(group)
-        if shape not in resolved:
-            resolved[shape] = resolve_assignment(
-                FactorDecision(
-                    annotator=annotator,
-                    value=value,
-                    source=source,
-                    decided_at=_EPOCH + timedelta(seconds=rank),
-                )
-                for annotator, source, value, rank in shape
-            ).value
-        values.append(disputed[key].text if resolved[shape] is None else resolved[shape])
-    index = pd.MultiIndex.from_tuples(list(groups), names=_KEY)
-    return pd.Series(values, index=index, dtype=object).unstack("factor")
+_FIELDS = ("video_id", "factor", "value", "annotator", "source", "decided_at")
+"""The fields of a decision the table is computed from."""
 
 
-def _shape(group: Sequence[Decision]) -> _Shape:
-    """(annotator, source, value, rank of decision time) per decision, sorted by annotator;
-    the decisions hold values (cleared ones are left out before)."""
-    times = [datetime.fromisoformat(d.decided_at) for d in group]
-    rank = {t: i for i, t in enumerate(sorted(set(times)))}
-    shape = []
-    for d, t in zip(group, times, strict=True):
-        if d.value is None:
-            raise ValueError(f"decision {d.decision_id} clears its factor and has no shape")
-        shape.append((d.annotator, d.source, d.value, rank[t]))
-    return tuple(sorted(shape))
+@dataclass(frozen=True)
+class _Rows:
+    """The current decisions that hold a value, as columns, each placed in the table: its
+    video's row (-1 for a video not registered) and its cell, ``row × factors + factor``
+    (-1 unless both video and factor are known)."""
+
+    row: np.ndarray
+    cell: np.ndarray
+    value: np.ndarray
+    annotator: np.ndarray
+    source: np.ndarray
+    decided_at: np.ndarray
+
+    @property
+    def known(self) -> np.ndarray:
+        return self.cell >= 0
+
+    @classmethod
+    def of(cls, decisions: Sequence[Decision], ids: pd.Index, keys: list[str]) -> _Rows:
+        held = [d for d in decisions if d.value is not None]
+
+        def read(name: str) -> np.ndarray:
+            return np.array(list(map(attrgetter(name), held)), dtype=object)
+
+        video, factor, value, annotator, source, decided_at = map(read, _FIELDS)
+        row = ids.get_indexer(video)
+        column = pd.Index(keys).get_indexer(factor)
+        cell = np.where((row >= 0) & (column >= 0), row * len(keys) + column, -1)
+        return cls(row, cell, value, annotator, source, decided_at)
 
 
-def _differs_from_auto(decided: pd.DataFrame) -> pd.Series:
-    """Per (video, factor, person): does a person's value differ from the current auto pole."""
-    is_auto = decided["source"] == "auto"
-    poles = decided.loc[is_auto, [*_KEY, "value"]]
-    both = decided.loc[~is_auto, [*_KEY, "value"]].merge(poles, on=_KEY, suffixes=("", "_auto"))
-    return (both["value"] != both["value_auto"]).set_axis(pd.Index(both["video"], name="video"))
+def _resolved_grid(
+    rows: _Rows, videos: int, factors: Sequence[Factor]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The flat videos × factors grid of resolved cells ("" without a decision), and the
+    cells in dispute (sorted).
+
+    Laid down in reverse precedence, each layer over the last: auto poles, then the human
+    votes of cells where they agree, the :func:`vote_count` of cells where they do not, and
+    last the latest consensus (the earliest annotator name among tied times, as
+    :func:`~vadscene.annotate.consensus.resolve_assignment` takes it)."""
+    grid = np.full(videos * len(factors), "", dtype=object)
+    auto = rows.known & (rows.source == "auto")
+    grid[rows.cell[auto]] = rows.value[auto]
+    human = rows.known & np.isin(rows.source, HUMAN_SOURCES)
+    votes = pd.DataFrame({"cell": rows.cell[human], "value": rows.value[human]})
+    distinct = votes.drop_duplicates()
+    per_cell = np.bincount(distinct["cell"].to_numpy(), minlength=len(grid))
+    agreed = distinct[per_cell[distinct["cell"].to_numpy()] == 1]
+    grid[agreed["cell"].to_numpy()] = agreed["value"].to_numpy()
+    disputed = np.flatnonzero(per_cell > 1)
+    grid[disputed] = _vote_counts(votes[per_cell[votes["cell"].to_numpy()] > 1], factors)
+    settled = rows.known & (rows.source == "consensus")
+    if settled.any():
+        latest = (
+            pd.DataFrame(
+                {
+                    "cell": rows.cell[settled],
+                    "at": rows.decided_at[settled],
+                    "annotator": rows.annotator[settled],
+                    "value": rows.value[settled],
+                }
+            )
+            .sort_values(["at", "annotator"], ascending=[False, True])
+            .drop_duplicates("cell")
+        )
+        grid[latest["cell"].to_numpy()] = latest["value"].to_numpy()
+    return grid, disputed
 
 
-def _any_by_video(mask: pd.Series, ids: pd.Index) -> pd.Series:
-    """Per video of ``ids``: is ``mask`` (indexed by video, or by (video, …)) true anywhere."""
-    return mask.groupby(level="video").any().reindex(ids, fill_value=False).astype(bool)
+def _vote_counts(votes: pd.DataFrame, factors: Sequence[Factor]) -> list[str]:
+    """:func:`vote_count` of every cell of ``votes`` (its ``cell`` and ``value`` columns), in
+    cell order: one sort of all the counts rather than one count per cell."""
+    if votes.empty:
+        return []
+    counts = votes.groupby(["cell", "value"], sort=False).size().reset_index(name="n")
+    rank = {
+        (i, value): r
+        for i, factor in enumerate(factors)
+        for r, value in enumerate((*factor.values, AMBIGUOUS))
+    }
+    cells, values, n = (counts[c].to_numpy(dtype=object) for c in ("cell", "value", "n"))
+    ranks = [rank.get((c % len(factors), v), len(rank)) for c, v in zip(cells, values, strict=True)]
+    order = np.lexsort((ranks, -n.astype(int), cells.astype(int)))
+    pieces = [f"{v} {k}" for v, k in zip(values[order].tolist(), n[order].tolist(), strict=True)]
+    starts = np.flatnonzero(np.diff(cells[order].astype(int), prepend=-1))
+    ends = [*starts[1:], len(pieces)]
+    return [" · ".join(pieces[a:b]) for a, b in zip(starts, ends, strict=True)]
+
+
+def _differs_from_auto(rows: _Rows, videos: int, cells: int) -> np.ndarray:
+    """Per video: does a person's value on some cell differ from that cell's auto pole."""
+    pole = np.full(cells, None, dtype=object)
+    auto = rows.known & (rows.source == "auto")
+    pole[rows.cell[auto]] = rows.value[auto]
+    person = np.flatnonzero(rows.known & ~auto)
+    their_pole = pole[rows.cell[person]]
+    differs = person[(their_pole != None) & (rows.value[person] != their_pole)]  # noqa: E711
+    flagged = np.zeros(videos, dtype=bool)
+    flagged[rows.row[differs]] = True
+    return flagged
+
+
+def _people(rows: _Rows, ids: pd.Index, marks: Iterable[tuple[str, str]]) -> list[str]:
+    """Per video of ``ids``: the names with a current decision or a set mark, comma-joined."""
+    person = (rows.row >= 0) & (rows.annotator != AUTO_ANNOTATOR)
+    pairs = set(zip(rows.row[person].tolist(), rows.annotator[person].tolist(), strict=True))
+    position = {video: i for i, video in enumerate(ids)}
+    pairs.update((position[video], who) for video, who in marks if video in position)
+    names: list[list[str]] = [[] for _ in ids]
+    for row, who in sorted(pairs):
+        names[row].append(who)
+    return [", ".join(people) for people in names]
 
 
 # --- agreement ------------------------------------------------------------------------------
@@ -284,7 +341,10 @@ class FactorAgreement:
 
 
 def agreement(
-    store: AnnotationStore, *, decisions: Sequence[Decision] | None = None
+    store: AnnotationStore,
+    *,
+    decisions: Sequence[Decision] | None = None,
+    restrict_to: Mapping[str, Collection[str]] | None = None,
 ) -> list[FactorAgreement]:
     """κ per manual factor (catalogue order) among the human annotators who rated it.
 
@@ -293,6 +353,12 @@ def agreement(
     already read (the read dominates the cost on a large store). Auto poles and consensus
     decisions are left out: they are not independent judgements.
 
+    ``restrict_to`` (annotator → videos, e.g.
+    :meth:`~vadscene.store.team.TeamStore.assignments`) computes κ on the planned overlap: an
+    annotator named there is rated only on those videos, so each pair's κ is over the videos
+    assigned to both that both rated; an annotator not named there (nothing assigned) keeps
+    all their ratings.
+
     Every pair of annotators gets Cohen's κ over the videos both rated, so a late or partial
     annotator costs no pair its shared videos. All annotators together get one more
     statistic: with two, their pair's Cohen's κ; with three or more, Fleiss' κ over the
@@ -300,11 +366,14 @@ def agreement(
     video — which a partial annotator shrinks, as ``videos`` reports. (Krippendorff's α would
     keep every rating in one number, at the price of a statistic less standard to read.)
     """
+    planned = {name: set(videos) for name, videos in (restrict_to or {}).items()}
     ratings = pd.DataFrame(
         [
             (d.video_id, d.factor, d.annotator, d.value)
             for d in (store.current_decisions() if decisions is None else decisions)
-            if d.value is not None and d.source in HUMAN_SOURCES
+            if d.value is not None
+            and d.source in HUMAN_SOURCES
+            and (d.annotator not in planned or d.video_id in planned[d.annotator])
         ],
         columns=[*_KEY, "annotator", "value"],
     )
@@ -415,13 +484,20 @@ def auto_agreement(
     return results
 
 
+HEATMAP_CELLS_WIDTH = 900
+"""Width in pixels the heatmap's cells may take: with the labels and legend beside them the
+chart stays inside the Review page's column of a 1440-pixel-wide screen."""
+
+
 def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.LayerChart | None:
     """Pairwise Cohen's κ as a factors × annotator-pairs heatmap, each cell "κ / n videos".
 
     One grid instead of one small annotator × annotator matrix per factor: the same numbers,
-    and a factor whose annotators agree less than the others stands out down a column.
-    Colours run from −1 (red) through 0 (white) to 1 (blue); undefined κ is grey. None when
-    no factor has two annotators.
+    and a factor whose annotators agree less than the others stands out. Pairs run across
+    while they fit :data:`HEATMAP_CELLS_WIDTH` (up to five annotators); beyond, the pairs —
+    which grow with the square of the team — run down, one row each, and the factors across,
+    so the chart grows in height, not off the right edge. Colours run from −1 (red) through
+    0 (white) to 1 (blue); undefined κ is grey. None when no factor has two annotators.
     """
     rows = [
         {
@@ -438,10 +514,21 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.LayerChart | Non
     if not rows:
         return None
     data = pd.DataFrame(rows)
-    base = alt.Chart(data).encode(
-        x=alt.X("pair:N", title="annotator pair", axis=alt.Axis(orient="top", labelAngle=0)),
-        y=alt.Y("factor:N", sort=list(dict.fromkeys(data["factor"])), title=None),
-    )
+    factors = list(dict.fromkeys(data["factor"]))
+    pairs = [
+        f"{first} – {second}"
+        for first, second in sorted({(p.first, p.second) for a in agreements for p in a.pairs})
+    ]
+    across = len(pairs) * 90 <= HEATMAP_CELLS_WIDTH
+    if across:
+        x = alt.X(
+            "pair:N", sort=pairs, title="annotator pair", axis=alt.Axis(orient="top", labelAngle=0)
+        )
+        y = alt.Y("factor:N", sort=factors, title=None)
+    else:
+        x = alt.X("factor:N", sort=factors, title=None, axis=alt.Axis(orient="top", labelAngle=-30))
+        y = alt.Y("pair:N", sort=pairs, title="annotator pair")
+    base = alt.Chart(data).encode(x=x, y=y)
     cells = base.mark_rect(stroke="white").encode(
         color=alt.condition(
             "isValid(datum.kappa)",
@@ -454,17 +541,22 @@ def kappa_heatmap(agreements: Sequence[FactorAgreement]) -> alt.LayerChart | Non
         ),
         tooltip=["factor", "pair", alt.Tooltip("kappa:Q", format=".3f"), "videos:Q"],
     )
-    text = base.mark_text(lineBreak="\n", fontSize=12).encode(
+    text = base.mark_text(lineBreak="\n", fontSize=12 if across else 11).encode(
         text="label:N",
         color=alt.condition("abs(datum.kappa) > 0.6", alt.value("white"), alt.value("#212121")),
     )
+    if across:
+        # Room for "name – name" labels, narrower as pairs multiply (tooltips keep them).
+        width, height = max(90, min(170, HEATMAP_CELLS_WIDTH // len(pairs))), 40
+    else:
+        # Factor keys across: narrower than pair labels, so cells to fit κ and n.
+        width, height = max(56, min(72, HEATMAP_CELLS_WIDTH // len(factors))), 34
     # altair leaves configure_* unannotated; the chart it returns is the layer chart.
     chart: alt.LayerChart = (
         alt.layer(cells, text)
         .properties(
-            # Room for "name – name" labels, narrower as pairs multiply (tooltips keep them).
-            width=alt.Step(max(90, min(170, 900 // data["pair"].nunique()))),
-            height=alt.Step(40),
+            width=alt.Step(width),
+            height=alt.Step(height),
             # Its designed size everywhere: Streamlit would otherwise fit a step-sized chart.
             autosize=alt.AutoSizeParams(type="pad", contains="padding"),
             title=alt.TitleParams(

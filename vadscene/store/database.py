@@ -44,6 +44,7 @@ one-line message: :class:`~vadscene.core.errors.StoreLockedError`,
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sqlite3
@@ -51,10 +52,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from vadscene.core.catalogue import AMBIGUOUS, Catalogue, threshold_rule_problems
@@ -130,9 +131,11 @@ Time = str | datetime
 """A time given to the store API: an aware ``datetime`` or ISO 8601 text with an offset."""
 
 
-@dataclass(frozen=True)
-class Decision:
-    """One row of the decision log. ``value`` None means the annotator cleared the factor."""
+class Decision(NamedTuple):
+    """One row of the decision log. ``value`` None means the annotator cleared the factor.
+
+    A named tuple rather than a dataclass: reads build one per current decision (tens of
+    thousands for the Review table), and a tuple is built at C speed."""
 
     decision_id: int
     video_id: str
@@ -687,7 +690,7 @@ class AnnotationStore(TeamStore):
         rows = self._read(
             f"SELECT {_DECISION_COLUMNS} FROM decisions {where} ORDER BY decision_id", names
         )
-        return [Decision(*r) for r in rows]
+        return [Decision._make(r) for r in rows]
 
     def current_decisions(
         self, *, video_id: str | None = None, annotator: str | None = None
@@ -706,19 +709,20 @@ class AnnotationStore(TeamStore):
             clauses.append(f"annotator IN ({', '.join('?' * len(names))})")
             params.extend(names)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = [
-            Decision(*r)
-            for r in self._read(
-                f"SELECT {_DECISION_COLUMNS} FROM current_decisions {where} "
-                "ORDER BY video_id, factor, annotator",
-                params,
-            )
-        ]
+        with _collection_paused():
+            rows = [
+                Decision._make(r)
+                for r in self._read(
+                    f"SELECT {_DECISION_COLUMNS} FROM current_decisions {where} "
+                    "ORDER BY video_id, factor, annotator",
+                    params,
+                )
+            ]
         if not aliases:
             return rows
         latest: dict[tuple[str, str, str], Decision] = {}
         for d in rows:
-            d = replace(d, annotator=aliases.get(d.annotator, d.annotator))
+            d = d._replace(annotator=aliases.get(d.annotator, d.annotator))
             key = (d.video_id, d.factor, d.annotator)
             held = latest.get(key)
             if held is None or (d.decided_at, d.decision_id) > (held.decided_at, held.decision_id):
@@ -1531,6 +1535,24 @@ class AnnotationStore(TeamStore):
                 names,
             )[0][0]
         )
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a read builds its rows.
+
+    Rows are tuples of text and numbers, which hold no cycles; but allocating tens of
+    thousands of them (the Review table reads every current decision) sets off full
+    collections of the whole process, which cost more than the read itself. Collection
+    resumes, as it was, when the rows are built.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _sqlite_connect(database: Path | str, *, uri: bool = False) -> sqlite3.Connection:
