@@ -12,6 +12,7 @@ st.navigation(
         st.Page("app_pages/annotate.py", title="Annotate", icon=":material/edit:", default=True),
         st.Page("app_pages/review.py", title="Review", icon=":material/table_view:"),
         st.Page("app_pages/disputes.py", title="Disputes", icon=":material/gavel:"),
+        st.Page("app_pages/campaign.py", title="Campaign", icon=":material/groups:"),
         st.Page("app_pages/overview.py", title="Videos", icon=":material/movie:"),
         st.Page("app_pages/measure.py", title="Measure", icon=":material/straighten:"),
         st.Page("app_pages/audit.py", title="Audit", icon=":material/query_stats:"),

@@ -41,7 +41,7 @@ else:
 
 @st.cache_data(max_entries=4, show_spinner="Building the review table…")
 def _views(root: str, revision: tuple) -> tuple:
-    """The table and agreement for one store revision; reruns (filters, clicks) reuse them."""
+    """The table and agreement for one store state; reruns (filters, clicks) reuse them."""
     decisions = store.current_decisions()  # one read for all three views
     return (
         review_table(workspace, decisions=decisions),
@@ -60,7 +60,10 @@ def _with_voters(dispute: Dispute, value: str) -> str:
     return f"{value} — voted by {', '.join(voters)}" if voters else value
 
 
-table, agreements, auto_agreements = _views(str(workspace.root), store.revision())
+# renames, merges and assignments change names and the planned overlap, not the revision
+table, agreements, auto_agreements = _views(
+    str(workspace.root), (*store.revision(), *store.team_revision())
+)
 chosen = st.pills(
     "Show videos that are",
     list(FILTERS),
