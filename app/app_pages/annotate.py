@@ -6,18 +6,15 @@ runs
 before the surface's fragment, so the fragment then sends the surface what the store holds and
 which events are confirmed. No Streamlit widget here writes a decision."""
 
-import threading
-from dataclasses import dataclass, field
-
 import streamlit as st
 from app_state import current_workspace
 from components.annotate import annotate_surface, sent_state
+from components.ledger import Ledger
 from components.remember import ANNOTATOR_KEY, remembered_annotator
 from identity import current_user
 
 from vadscene.annotate.serving import LOGOUT_PATH
 from vadscene.annotate.session import (
-    Ack,
     AnnotatorQueue,
     QueueStatus,
     factor_states,
@@ -30,7 +27,6 @@ from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.video.thumbnails import filmstrip_frames
 
 SURFACE = "annotate_surface"
-NOTICES_KEPT = 5
 
 workspace = current_workspace()
 store = workspace.store
@@ -122,20 +118,7 @@ else:
         st.stop()
 
 
-@dataclass
-class Ledger:
-    """What this browser session's surface has been told: the last event handled, the failed
-    commit waiting for a retry, recent messages. One per (session, annotator): undo is checked
-    against this annotator's log."""
-
-    last: Ack | None = None
-    failure: dict | None = None
-    notices: list[dict] = field(default_factory=list)
-    # A run that Streamlit is stopping can still be inside its callback when the next run's
-    # callback starts: the two must not both commit the same events.
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
+# One per (session, annotator): undo is checked against this annotator's log.
 ledger: Ledger = st.session_state.setdefault(f"annotate_ledger:{annotator}", Ledger())
 
 
@@ -152,20 +135,7 @@ def _handle_events() -> None:
     events = sent_state(SURFACE, "events")
     with ledger.lock:
         outcomes, ledger.last = handle_events(store, annotator, events, last=ledger.last)
-    failed = [o for o in outcomes if not o.handled]
-    ledger.failure = (
-        {"page": failed[0].page, "seq": failed[0].seq, "message": failed[0].message}
-        if failed
-        else None
-    )
-    ledger.notices = [
-        *ledger.notices,
-        *(
-            {"page": o.page, "seq": o.seq, "status": o.status, "message": o.message}
-            for o in outcomes
-            if o.handled
-        ),
-    ][-NOTICES_KEPT:]
+    ledger.record(outcomes)
 
 
 @st.cache_resource

@@ -5,22 +5,20 @@ The surface (components/disputes.js) turns every key into an event;
 lead, in the callback that runs before the surface's fragment, so the fragment then shows the
 next case and confirms the event. No Streamlit widget here writes a decision."""
 
-import threading
 from dataclasses import dataclass, field
 
 import streamlit as st
 from app_state import current_workspace
 from components.annotate import sent_state
 from components.disputes import disputes_surface
+from components.ledger import Ledger
 from identity import current_user, require_lead
 
 from vadscene.annotate.disputes import Cursor, DisputeCase, DisputeQueue, handle_dispute_events
-from vadscene.annotate.session import Ack
 from vadscene.annotate.urls import video_url
 from vadscene.core.records import AUTO_ANNOTATOR
 
 SURFACE = "disputes_surface"
-NOTICES_KEPT = 5
 
 workspace = current_workspace()
 store = workspace.store
@@ -44,20 +42,13 @@ if not lead:
 
 
 @dataclass
-class Ledger:
-    """What this browser session's surface has been told: the last event handled, where the
-    lead is in the queue, the failed commit waiting for a retry, recent messages."""
+class DisputesLedger(Ledger):
+    """The surface's :class:`~components.ledger.Ledger`, and where the lead is in the queue."""
 
-    last: Ack | None = None
     cursor: Cursor = field(default_factory=Cursor)
-    failure: dict | None = None
-    notices: list[dict] = field(default_factory=list)
-    # A run Streamlit is stopping can still be inside its callback when the next run's starts:
-    # the two must not both apply the same events.
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-ledger: Ledger = st.session_state.setdefault(f"disputes_ledger:{lead}", Ledger())
+ledger: DisputesLedger = st.session_state.setdefault(f"disputes_ledger:{lead}", DisputesLedger())
 
 
 def _handle_events() -> None:
@@ -69,20 +60,7 @@ def _handle_events() -> None:
         outcomes, ledger.last, ledger.cursor = handle_dispute_events(
             store, lead, events, last=ledger.last, cursor=ledger.cursor
         )
-    failed = [o for o in outcomes if not o.handled]
-    ledger.failure = (
-        {"page": failed[0].page, "seq": failed[0].seq, "message": failed[0].message}
-        if failed
-        else None
-    )
-    ledger.notices = [
-        *ledger.notices,
-        *(
-            {"page": o.page, "seq": o.seq, "status": o.status, "message": o.message}
-            for o in outcomes
-            if o.handled
-        ),
-    ][-NOTICES_KEPT:]
+    ledger.record(outcomes)
 
 
 @st.cache_resource
