@@ -26,13 +26,19 @@ HOUR = timedelta(hours=1)
         ("  Ana   López ", "ana lópez"),
         ("Ａｎａ", "ana"),  # full-width letters: NFKC
         ("Ana Lo\u0301pez", "ana lópez"),  # a combining accent: NFKC composes it
+        (
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+        ),  # ZWNJ spells Persian
     ],
 )
 def test_annotator_ids_are_canonical(given: str, canonical: str) -> None:
     assert canonical_annotator(given) == canonical
 
 
-@pytest.mark.parametrize("name", ["", "   ", "auto", "AUTO", "ana\nben", "a\u200bb"])
+@pytest.mark.parametrize(
+    "name", ["", "   ", "auto", "AUTO", "ana\nben", "a\u200bb", "ana\u202eneb"]
+)
 def test_a_name_that_cannot_be_an_id_is_refused(name: str) -> None:
     with pytest.raises(StoreError):
         canonical_annotator(name)

@@ -53,7 +53,17 @@ def canonical_annotator(name: object) -> str:
     if not isinstance(name, str):
         raise StoreError(f"an annotator name must be text, got {type(name).__name__}")
     normal = unicodedata.normalize("NFKC", name)
-    control = next((c for c in normal if unicodedata.category(c) in ("Cc", "Cf")), None)
+    # format characters hide or reorder text (U+200B, U+202E), but ZWNJ and ZWJ spell names
+    # in Persian and Indic scripts
+    control = next(
+        (
+            c
+            for c in normal
+            if unicodedata.category(c) == "Cc"
+            or (unicodedata.category(c) == "Cf" and c not in "\u200c\u200d")
+        ),
+        None,
+    )
     if control is not None:
         raise StoreError(f"annotator name {name!r} holds U+{ord(control):04X}, a control character")
     folded = re.sub(r"\s+", " ", normal).strip().casefold()
