@@ -7,6 +7,7 @@ import fcntl
 import io
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,20 @@ from support.examples import annotate_example
 from vadscene.cli import run
 from vadscene.core.catalogue import Catalogue, load_catalogue
 from vadscene.store.workspace import Workspace
+
+
+@pytest.fixture(autouse=True)
+def _main_module_restored() -> Iterator[None]:
+    """``sys.modules["__main__"]`` as it was before the test.
+
+    Streamlit's script runner (AppTest) makes each script it runs the ``__main__`` module and
+    leaves it there; a process pool spawned later in the same test process would then run that
+    script — a deleted temporary file, for ``AppTest.from_function`` — as its workers' main
+    module, and every worker would die on start."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
 
 
 @pytest.fixture(scope="session")
