@@ -357,7 +357,11 @@ class TeamStore:
         hash); earlier links of theirs keep working until revoked."""
         entry = self.annotator(name)
         if not entry.active:
-            raise StoreError(f"annotator '{entry.annotator_id}' is revoked; add them again")
+            raise StoreError(
+                f"annotator '{entry.annotator_id}' is revoked, so no new link is issued; their "
+                "decisions stay (a revoked name cannot be registered again: add them under "
+                "another name and merge the two)"
+            )
         secret = secrets.token_urlsafe(SECRET_BYTES)
         with self._write() as db:
             at = canonical(now())
