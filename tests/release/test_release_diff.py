@@ -113,7 +113,7 @@ def test_csv_tells_unlabelled_ambiguous_and_disagreement_apart(annotated: Worksp
 
 
 def test_csv_cells_cannot_run_as_spreadsheet_formulas(tmp_path: Path) -> None:
-    from vadscene.release.tables import _escape
+    from vadscene.core.cells import spreadsheet_safe as _escape
 
     for cell in ('=HYPERLINK("http://x")', "+1", "-1+2", "@SUM(A1)", "\tx"):
         assert _escape(cell) == "'" + cell

@@ -44,6 +44,7 @@ import pandas as pd
 
 from vadscene.annotate.review import FactorAgreement, agreement
 from vadscene.annotate.serving import login_path
+from vadscene.core.cells import spreadsheet_safe
 from vadscene.core.records import AUTO_ANNOTATOR
 from vadscene.store.database import AnnotationStore, Decision
 
@@ -52,8 +53,6 @@ SITTING_GAP = timedelta(minutes=10)
 
 PACE_DAYS = 7
 """How many of an annotator's latest working days their pace is measured over."""
-
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -320,11 +319,8 @@ def overview_csv(overview: CampaignOverview) -> str:
 
 
 def _safe_cell(cell: object) -> object:
-    if cell is None:
-        return ""
-    if isinstance(cell, str) and cell.startswith(_FORMULA_STARTS):
-        return "'" + cell
-    return cell
+    """A missing number is an empty cell; text is :func:`spreadsheet_safe`."""
+    return "" if cell is None else spreadsheet_safe(cell)
 
 
 # --- the page's chart -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ import pandas as pd
 
 from vadscene.benchmark.video_lists import video_id_from_entry
 from vadscene.core.catalogue import AMBIGUOUS, Catalogue
+from vadscene.core.cells import spreadsheet_safe, spreadsheet_text
 from vadscene.core.errors import VadsceneError, parse_failure
 from vadscene.core.records import Release
 
@@ -36,7 +37,6 @@ METADATA_COLUMNS = ("video_id", "category", "split", "num_frames", "fps")
 """The export CSV's per-video columns besides factors; a wide table may carry them."""
 VIDEO_COLUMNS = ("video_id", "video")
 """Names accepted for the video column of a label table."""
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _MAX_LISTED = 20
 
 
@@ -106,22 +106,9 @@ def to_dataframe(release: Release, *, form: Literal["long", "wide"] = "long") ->
 
 def release_csv(release: Release) -> str:
     """The export CSV: :func:`to_dataframe` wide, text cells escaped against formulas."""
-    text: str = (
-        to_dataframe(release, form="wide").map(_escape).to_csv(index=False, lineterminator="\n")
-    )
+    wide = to_dataframe(release, form="wide").map(spreadsheet_safe)
+    text: str = wide.to_csv(index=False, lineterminator="\n")
     return text
-
-
-def _escape(cell: object) -> object:
-    if isinstance(cell, str) and cell.startswith(_FORMULA_STARTS):
-        return "'" + cell
-    return cell
-
-
-def _unescape(cell: str) -> str:
-    if cell.startswith("'") and cell[1:].startswith(_FORMULA_STARTS):
-        return cell[1:]
-    return cell
 
 
 # --- in ----------------------------------------------------------------------------------------
@@ -146,7 +133,7 @@ def read_label_table(path: Path | str, catalogue: Catalogue) -> dict[str, dict[s
             f"{path}: no video column; expected one named {' or '.join(VIDEO_COLUMNS)} "
             f"(the header has {len(table.columns)} column(s))"
         )
-    table = table.map(lambda c: _unescape(c.strip()) if isinstance(c, str) else c)
+    table = table.map(lambda c: spreadsheet_text(c.strip()) if isinstance(c, str) else c)
     long = {"factor", "value"} <= set(table.columns)
     if long:
         extra = sorted(set(table.columns) - {video_column, "factor", "value"})
