@@ -439,10 +439,12 @@ class TeamStore:
         """Assign (True) or withdraw (False) videos to registered annotators, in one
         transaction at one time; only changes of the current state are logged. Returns how
         many were logged."""
+        ids: dict[str, str] = {}  # a plan names each annotator thousands of times
         rows = []
         for video_id, name, assigned in changes:
-            entry = self.annotator(name)
-            rows.append((video_id, entry.annotator_id, bool(assigned)))
+            if name not in ids:
+                ids[name] = self.annotator(name).annotator_id
+            rows.append((video_id, ids[name], bool(assigned)))
         try:
             when = stored_time(at, field="assigned_at")
         except ValueError as exc:
