@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from vadscene import __version__
 from vadscene.annotate.consensus import resolve_assignment
 from vadscene.core import jsonio
-from vadscene.core.catalogue import AMBIGUOUS, Catalogue, threshold_rule_problems
+from vadscene.core.catalogue import AMBIGUOUS, Catalogue, Factor, threshold_rule_problems
 from vadscene.core.errors import ReleaseError, parse_failure, validation_problems
 from vadscene.core.files import replace_together
 from vadscene.core.instants import CLOCK_SKEW, canonical, now
@@ -474,17 +474,15 @@ def _assignment_problems(
                 f"{where}.decisions[{j}].value: '{d.value}' is not a value of factor '{key}' "
                 f"(expected one of: {expected})"
             )
-        if (d.annotator == AUTO_ANNOTATOR) != (d.source == "auto"):
-            found.append(
-                f"{where}.decisions[{j}]: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' only"
+        found.extend(
+            _source_problems(
+                f"{where}.decisions[{j}]",
+                factor,
+                d.annotator,
+                d.source,
+                "decision on it is an 'override' (with the auto pole it replaced)",
             )
-        if d.source in ("auto", "override") and factor.source != "auto":
-            found.append(f"{where}.decisions[{j}].source: '{key}' is a manual factor")
-        if d.source == "manual" and factor.source == "auto":
-            found.append(
-                f"{where}.decisions[{j}].source: '{key}' is measured; a person's decision on it "
-                "is an 'override' (with the auto pole it replaced), not 'manual'"
-            )
+        )
     if not found:
         resolved = resolve_assignment(assignment.decisions)
         if (resolved.value, resolved.resolution) != (assignment.value, assignment.resolution):
@@ -563,15 +561,11 @@ def _withdrawal_problems(catalogue: Catalogue, where: str, video: VideoRecord) -
         factor = catalogue.factor(w.factor)
         if not w.annotator.strip():
             found.append(f"{path}.annotator: the annotator name is blank")
-        if (w.annotator == AUTO_ANNOTATOR) != (w.source == "auto"):
-            found.append(f"{path}: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' only")
-        if w.source in ("auto", "override") and factor.source != "auto":
-            found.append(f"{path}.source: '{w.factor}' is a manual factor")
-        if w.source == "manual" and factor.source == "auto":
-            found.append(
-                f"{path}.source: '{w.factor}' is measured; a person's withdrawal on it is an "
-                "'override', not 'manual'"
+        found.extend(
+            _source_problems(
+                path, factor, w.annotator, w.source, "withdrawal on it is an 'override'"
             )
+        )
     statistics = [w.statistic for w in video.withdrawn_measurements]
     if statistics != sorted(set(statistics)):
         found.append(f"{where}.withdrawn_measurements: not sorted, or a statistic twice")
@@ -587,6 +581,23 @@ def _withdrawal_problems(catalogue: Catalogue, where: str, video: VideoRecord) -
                 f"{where}.withdrawn_measurements[{j}]: '{wm.statistic}' has a value in "
                 "measurements too"
             )
+    return found
+
+
+def _source_problems(
+    path: str, factor: Factor, annotator: str, source: str, on_measured: str
+) -> list[str]:
+    """A decision's or withdrawal's source against its annotator and its factor's source:
+    ``auto`` only from the measurement, a person on a measured factor an ``override``."""
+    found = []
+    if (annotator == AUTO_ANNOTATOR) != (source == "auto"):
+        found.append(f"{path}: annotator '{AUTO_ANNOTATOR}' goes with source 'auto' only")
+    if source in ("auto", "override") and factor.source != "auto":
+        found.append(f"{path}.source: '{factor.key}' is a manual factor")
+    if source == "manual" and factor.source == "auto":
+        found.append(
+            f"{path}.source: '{factor.key}' is measured; a person's {on_measured}, not 'manual'"
+        )
     return found
 
 
