@@ -4,6 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed-dev
+# Label Studio pins older numpy/opencv/pyarrow than vadscene: the round-trip tests run the real
+# server from a venv of its own.
+LABEL_STUDIO := .venv-labelstudio
+LABEL_STUDIO_STAMP := $(LABEL_STUDIO)/.installed
 DEMO := demo-workspace
 PORT ?= 8501
 
@@ -20,15 +24,23 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+$(LABEL_STUDIO_STAMP): tests/support/labelstudio-requirements.txt
+	test -x $(LABEL_STUDIO)/bin/python || $(PYTHON) -m venv $(LABEL_STUDIO)
+	$(LABEL_STUDIO)/bin/python -m pip install --quiet --upgrade pip
+	$(LABEL_STUDIO)/bin/python -m pip install --quiet -r tests/support/labelstudio-requirements.txt
+	touch $@
+
 $(DEMO)/vadscene.yaml: | $(RUNTIME)
 	$(BIN)/vadscene demo $(DEMO)
 
 demo: $(DEMO)/vadscene.yaml
 
 app: $(RUNTIME) $(DEMO)/vadscene.yaml
+	@echo "The vadscene command is in $(BIN): run '. $(BIN)/activate' in another terminal, then"
+	@echo "'vadscene --help' (or 'vadscene status $(DEMO)'). Stop the app with Ctrl+C."
 	$(BIN)/vadscene app $(DEMO) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(LABEL_STUDIO_STAMP)
 	@test -x /usr/bin/chromium || echo "\n*** Chromium not found: browser tests will be SKIPPED (apt-get install chromium) ***\n"
 	$(BIN)/python -m pytest
 
@@ -46,4 +58,4 @@ schema: $(STAMP)
 	$(BIN)/python -c "import json; from vadscene.release.releases import release_json_schema, shipped_schema_path as p; p().parent.mkdir(exist_ok=True); p().write_text(json.dumps(release_json_schema(), indent=2) + '\n')"
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(LABEL_STUDIO) $(DEMO) .pytest_cache .ruff_cache .mypy_cache

@@ -1,7 +1,8 @@
 """ASGI entry (`streamlit run app/server.py`): the Streamlit app plus the video route that
-streams the workspace's registered videos with HTTP Range support, behind a Host check — and,
-in team mode (``vadscene app --team``), behind the session gate, with Streamlit's own OpenID
-Connect login as a second way in when the lab configured one."""
+streams the workspace's registered videos with HTTP Range support (with CORS for the origins
+``vadscene app --allow-origin`` names), behind a Host check — and, in team mode
+(``vadscene app --team``), behind the session gate, with Streamlit's own OpenID Connect login
+as a second way in when the lab configured one."""
 
 import json
 import os
@@ -17,6 +18,7 @@ from vadscene.annotate.serving import (
     TEAM_MODE_VARIABLE,
     ProviderLogin,
     allowed_hosts,
+    allowed_origins,
     host_check,
     session_gate,
     video_routes,
@@ -109,7 +111,7 @@ _login = _login_settings()
 
 app = st.App(
     "streamlit_app.py",
-    routes=video_routes(_root),
+    routes=video_routes(_root, allowed_origins=allowed_origins()),
     middleware=_middleware(_root, _login),
     secrets={"auth": _login["auth"]} if _login else None,
 )

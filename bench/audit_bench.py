@@ -1020,17 +1020,10 @@ def bench_cli(shape: Shape, n_bootstrap: int, repeats: int = 3) -> None:
     against the floor of a bare ``vadscene --help`` in the same run, best of ``repeats``; then
     with ``--svg`` (every figure rendered offline, into a new folder and again into the same
     one), and split the default command's time into the in-process audit and report."""
-    import vl_convert
-
-    from vadscene.audit.report.vega import VEGA_LITE, vega_bundle
     from vadscene.audit.report.writer import write_report
 
     log(f"{shape.name}: building inputs for the CLI run")
     inputs = build_inputs(shape)
-    start = time.perf_counter()
-    vl_convert.javascript_bundle(vl_version=VEGA_LITE)
-    bundle_seconds = time.perf_counter() - start
-    vega_bundle()  # the user's cache holds it after a machine's first report
     with tempfile.TemporaryDirectory() as folder:
         arguments = write_cli_inputs(inputs, Path(folder))
         arguments += ["--bootstrap", str(n_bootstrap)]
@@ -1064,10 +1057,6 @@ def bench_cli(shape: Shape, n_bootstrap: int, repeats: int = 3) -> None:
     print(
         f"  with --svg: {svg_seconds:.2f} s; again into the same folder (unchanged SVGs kept) "
         f"{svg_rerun:.2f} s"
-    )
-    print(
-        f"  once per machine and vl-convert release: the HTML's Vega bundle, "
-        f"{bundle_seconds:.2f} s (then read from the user's cache)"
     )
     verdict = "met" if seconds <= TARGET_CLI_SECONDS else "MISSED"
     print(f"  end to end ≤ {TARGET_CLI_SECONDS:g} s on {_cores()}: {verdict}")

@@ -1,4 +1,4 @@
-"""Print the README's reliability table: every bad-input case, 1,000 fuzzed releases,
+"""Print the reliability table of docs/reliability.md: every bad-input case, 1,000 fuzzed releases,
 concurrent writers and SIGKILLed writers, run by the same code the tests run.
 
 Usage: python bench/reliability_figures.py   (needs the dev extra: Hypothesis)

@@ -16,6 +16,7 @@ from identity import current_user
 from vadscene.annotate.serving import LOGOUT_PATH
 from vadscene.annotate.session import (
     AnnotatorQueue,
+    FactorState,
     QueueStatus,
     factor_states,
     handle_events,
@@ -24,6 +25,7 @@ from vadscene.annotate.urls import filmstrip_url, video_url
 from vadscene.core.catalogue import AMBIGUOUS, Factor
 from vadscene.core.errors import StoreError
 from vadscene.core.records import AUTO_ANNOTATOR
+from vadscene.measure.run import STATISTIC_NAMES, describe_measurement
 from vadscene.video.thumbnails import filmstrip_frames
 
 SURFACE = "annotate_surface"
@@ -192,7 +194,33 @@ def _around(video_id: str, queue: list[tuple[str, QueueStatus]]) -> set[str]:
     return around
 
 
-def _view(video: str) -> dict:
+# Auto factor → the threshold rule in force and its thresholds (none before it is applied).
+# A comment, not a docstring: Streamlit's magic draws a bare string on the page.
+Rules = dict[str, tuple[str, tuple[float, ...]]]
+
+
+def _rules() -> Rules:
+    applied = {
+        factor: (rule, tuple(limits)) for factor, _s, rule, limits, _at in store.thresholds()
+    }
+    return {
+        f.key: applied.get(f.key, (f.auto.rule, ()))
+        for f in workspace.catalogue.factors
+        if f.auto is not None
+    }
+
+
+def _measured(state: FactorState, rules: Rules) -> str | None:
+    """What an auto factor's pole comes from, said beside its chips: the statistic by name
+    ("resolution" is measured sharpness, not pixels), its value and the rule's thresholds."""
+    auto = state.factor.auto
+    if auto is None or state.measured is None:
+        return None
+    rule, thresholds = rules[state.factor.key]
+    return describe_measurement(auto.statistic, state.measured, rule, thresholds)
+
+
+def _view(video: str, rules: Rules) -> dict:
     info = store.video(video)
     states = factor_states(store, video, annotator)
     mark = store.marks(video_id=video).get((video, annotator), {"flag": False, "note": None})
@@ -205,22 +233,21 @@ def _view(video: str) -> dict:
         "category": info.category,
         "values": {s.factor.key: s.value for s in states},
         "auto": {s.factor.key: s.auto_value for s in states},
-        "measured": {s.factor.key: s.measured for s in states},
+        "measured": {s.factor.key: _measured(s, rules) for s in states},
         "flag": bool(mark["flag"]),
         "note": mark["note"] or "",
     }
 
 
-def _factors() -> list[dict]:
+def _factors(rules: Rules) -> list[dict]:
     """The catalogue as the surface shows it; a measured factor with its rule and thresholds."""
-    rules = {factor: (rule, limits) for factor, _s, rule, limits, _at in store.thresholds()}
 
     def rule(factor: Factor) -> str | None:
         if factor.auto is None:
             return None
-        name, limits = rules.get(factor.key, (factor.auto.rule, ()))
+        name, limits = rules[factor.key]
         shown = ", ".join(f"{t:.4g}" for t in limits) or "not applied yet"
-        return f"auto: {factor.auto.statistic}, {name} threshold {shown}"
+        return f"auto: {STATISTIC_NAMES[factor.auto.statistic]}, {name} threshold {shown}"
 
     return [
         {
@@ -229,7 +256,6 @@ def _factors() -> list[dict]:
             "values": list(f.values),
             "source": f.source,
             "criterion": f.criterion,
-            "statistic": f.auto.statistic if f.auto else None,
             "rule": rule(f),
         }
         for f in workspace.catalogue.factors
@@ -257,6 +283,7 @@ def _annotate() -> None:
     queue = held.queue
     video_id = _on_screen(held)
     last = ledger.last
+    rules = _rules()
     switch = annotate_surface(
         data={
             "annotator": annotator,
@@ -268,8 +295,8 @@ def _annotate() -> None:
             "queue": queue,
             "support": _support(held),
             "remember_as": ANNOTATOR_KEY,
-            "factors": _factors(),
-            "videos": {video: _view(video) for video in sorted(_around(video_id, queue))},
+            "factors": _factors(rules),
+            "videos": {video: _view(video, rules) for video in sorted(_around(video_id, queue))},
         },
         key=SURFACE,
         on_events=_handle_events,

@@ -43,6 +43,12 @@ if st.button("Measure new and changed videos", key="measure_run", type="primary"
             f"Measured {len(report.measured)} videos, reused {len(report.reused)}, "
             f"{len(report.failed)} failed."
         )
+        if report.missing:
+            st.warning(
+                f"{len(report.missing)} videos have no file and were not measured (their stored "
+                "measurements are kept):\n\n"
+                + "\n".join(f"- {video}: {reason}" for video, reason in report.missing)
+            )
         for change in report.rules:
             st.info(f"{change.factor}: {len(change.changed)} videos changed pole.")
 

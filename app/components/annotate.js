@@ -571,14 +571,15 @@ export default function (component) {
         return `<span class="${cls}" data-value="${escapeHtml(value)}"${auto ? ' data-auto="1"' : ""}>`
           + `<kbd>${i + 1}</kbd>${escapeHtml(value)}${auto ? ' <em>auto · y</em>' : ""}</span>`;
       }).join("");
-      const measured = f.source === "auto" && view && view.measured[f.key] != null
-        ? `<span class="vs-measured" title="${escapeHtml(f.statistic)}">${new Intl.NumberFormat("en", { maximumSignificantDigits: 3 }).format(view.measured[f.key])}</span>` : "";
+      // What the auto pole comes from, under the chips: the statistic by name and value.
+      const measured = f.source === "auto" && view && view.measured[f.key]
+        ? `<span class="vs-measured">${escapeHtml(view.measured[f.key])}</span>` : "";
       const state = pendingHere ? '<span class="vs-state vs-busy" title="saving">…</span>'
         : own ? '<span class="vs-state">✓</span>' : '<span class="vs-state"></span>';
       return `<div class="vs-row${f.key === s.focus ? " vs-focus" : ""}" data-factor="${escapeHtml(f.key)}" role="option" aria-selected="${f.key === s.focus}">`
         + `<span class="vs-name" title="${escapeHtml(f.criterion)}">${escapeHtml(f.name)}`
         + `${f.source === "auto" ? " <small>auto</small>" : ""}</span>`
-        + `<span class="vs-chips">${chips}</span><span class="vs-meta">${measured}${state}</span></div>`;
+        + `<span class="vs-chips">${chips}</span><span class="vs-meta">${state}</span>${measured}</div>`;
     });
     const panel = $(".vs-panel");
     panel.innerHTML = rows.join("");

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import typer
 from helpers import copy_demo
+from pseudo_terminal import in_a_terminal
 
-from vadscene import cli
 from vadscene.cli import app, run
 from vadscene.core.errors import WorkspaceError
 
@@ -157,24 +157,18 @@ def test_debug_lets_the_error_and_its_traceback_through(tmp_path: Path) -> None:
     assert run(["export", str(tmp_path / "nothing"), "--out", str(tmp_path / "r.json")]) == 1
 
 
-def _status_at_80_columns(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, root: Path
-) -> list[str]:
-    monkeypatch.setattr(cli.out, "width", 80)
-    code, out, err = _cli(capsys, "status", root)
-    assert (code, err) == (0, "")
-    return out.splitlines()
+def _status_at_80_columns(root: Path) -> list[str]:
+    """`status` as a terminal 80 columns wide shows it."""
+    return in_a_terminal(["status", str(root)], columns=80).splitlines()
 
 
-def test_status_is_readable_at_80_columns_and_prints_names_verbatim(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, small_workspace
-) -> None:
+def test_status_is_readable_at_80_columns_and_prints_names_verbatim(small_workspace) -> None:
     store = small_workspace.store
     video = store.video_ids()[0]
     store.record_decision(video, "color", "grayscale", annotator="[/]")  # rich markup, as text
     store.record_decision(video, "color", "color", annotator="[bold]ana")
     store.record_decision(video, "crowd", "few", annotator="[bold]ana")
-    lines = _status_at_80_columns(capsys, monkeypatch, small_workspace.root)
+    lines = _status_at_80_columns(small_workspace.root)
     table = [line for line in lines if "│" in line or "┃" in line]
     assert table and all(len(line) <= 80 for line in table)
     text = "\n".join(lines)
@@ -191,9 +185,7 @@ def test_status_is_readable_at_80_columns_and_prints_names_verbatim(
     assert rows["videos complete"] == ["0/4", "0/4"]
 
 
-def test_status_without_annotators_says_so_instead_of_an_empty_table(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, small_workspace
-) -> None:
-    lines = _status_at_80_columns(capsys, monkeypatch, small_workspace.root)
+def test_status_without_annotators_says_so_instead_of_an_empty_table(small_workspace) -> None:
+    lines = _status_at_80_columns(small_workspace.root)
     assert lines[-1] == "no annotator has recorded a decision yet"
     assert not any("annotator" in line and "│" in line for line in lines)

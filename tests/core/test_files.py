@@ -17,7 +17,7 @@ from helpers import small_tmpfs
 
 from vadscene.core.errors import OutputError
 from vadscene.core.files import atomic_write, replace_together
-from vadscene.release.labelstudio import write_labelstudio
+from vadscene.release.labelstudio import LabelStudioUsers, write_labelstudio
 from vadscene.release.releases import build_release, write_release
 from vadscene.store.workspace import CONFIG_NAME, Workspace
 
@@ -50,7 +50,8 @@ def test_every_output_takes_its_permissions_from_the_umask(
     out.mkdir()
     with umask(mask):
         schema = write_release(build_release(annotated), out / "r.json", csv_path=out / "r.csv")
-        write_labelstudio(annotated, out / "ls")
+        team = LabelStudioUsers.gather(["ana=ana@lab.org", "ben=ben@lab.org", "carla=c@lab.org"])
+        write_labelstudio(annotated, out / "ls", users=team)
         annotated.save_config()
         atomic_write(out / "plain.txt", "text")
     written = [out / "r.json", out / "r.csv", schema, annotated.root / CONFIG_NAME]

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import av
 import cv2
-import decord
 import numpy as np
 import pytest
 
@@ -227,7 +226,6 @@ def test_videos_are_browser_playable_h264_of_the_right_length(
         boxes = _top_level_boxes(path)
         assert boxes.index(b"moov") < boxes.index(b"mdat"), "not faststart"
         assert decoded[video.video_id].num_frames == video.num_frames
-        assert len(decord.VideoReader(str(path))) == video.num_frames
         assert int(counts[video.video_id]) == video.num_frames
         assert 5.0 <= video.num_frames / video.fps <= 20.0
 

@@ -19,7 +19,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "vadscene"
 STAGES = ("core", "benchmark", "video", "store", "measure", "annotate", "release", "audit")
-STAGES += ("demo", "cli")
+STAGES += ("demo", "cli", "__main__")  # vadscene/__main__.py: `python -m vadscene`
 AUDIT_STAGES = ("io", "compute", "report")
 
 

@@ -25,7 +25,9 @@ def _vadscene(python: Path, *args: str | Path) -> subprocess.CompletedProcess[st
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
 
 
-@pytest.mark.parametrize("module", ["hypothesis", "pytest", "playwright", "sklearn", "distributed"])
+@pytest.mark.parametrize(
+    "module", ["hypothesis", "pytest", "playwright", "sklearn", "distributed", "vl_convert"]
+)
 def test_the_runtime_venv_really_lacks_the_extras(runtime_python: Path, module: str) -> None:
     result = subprocess.run(
         [str(runtime_python), "-c", f"import {module}"], capture_output=True, text=True
@@ -58,6 +60,13 @@ def test_demo_measure_audit_and_app_run_on_the_runtime_dependencies(
     audited = _vadscene(runtime_python, "audit", *audit_args, "--bootstrap", "20")
     assert audited.returncode == 0, audited.stderr
     assert "micro AUROC" in audited.stdout and any(report.iterdir())
+    # The page draws its figures with the bundle vadscene ships; SVG files need vadscene[svg].
+    assert "window.vegaEmbed=" in (report / "report.html").read_text(encoding="utf-8")
+    svg_args = ("--workspace", workspace, "--models", models, "--out", tmp_path / "svg")
+    no_svg = _vadscene(runtime_python, "audit", *svg_args, "--bootstrap", "20", "--svg")
+    assert no_svg.returncode == 1 and "Traceback" not in no_svg.stderr
+    assert "--svg needs vl-convert: pip install 'vadscene[svg]'" in no_svg.stderr
+    assert not (tmp_path / "svg").exists()
 
     log = tmp_path / "server.log"
     with served_app(workspace, log, python=runtime_python) as url, chromium_page() as page:

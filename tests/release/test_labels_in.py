@@ -180,12 +180,12 @@ def test_label_studio_import_skips_comment_results_with_a_count(
     export.write_text(json.dumps(tasks), encoding="utf-8")
     root = annotated.root
     annotated.close()
-    assert run(["labelstudio-import", str(root), str(export)]) == 0
+    assert run(["labelstudio-import", str(root), str(export), "--email", "ann=ann@lab.org"]) == 0
     out = capsys.readouterr().out
     assert "1 decisions added" in out
     assert "skipped results that are not choices (no factor decision): 1 textarea" in out
     with Workspace.open(root) as workspace:
-        (decision,) = workspace.store.current_decisions(annotator="ann@lab.org")
+        (decision,) = workspace.store.current_decisions(annotator="ann")
         assert (decision.video_id, decision.factor, decision.value) == (ROAD, "crowd", "many")
 
 

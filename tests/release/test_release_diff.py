@@ -137,7 +137,7 @@ def test_export_csv_escapes_formulas_and_reads_back_the_release(
     )
     path = tmp_path / "r.csv"
     path.write_text(release_csv(release), encoding="utf-8")
-    assert "\n'=HYPERLINK(1)," in path.read_text(encoding="utf-8")
+    assert '\n"\'=HYPERLINK(1)",' in path.read_text(encoding="utf-8")  # quoted text
     values = read_label_table(path, release.catalogue)
     expected = {
         key: {

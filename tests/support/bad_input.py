@@ -7,7 +7,7 @@ command in-process or a library call, and :func:`run_case` checks the three prom
 a non-zero exit code (exit 0 where the problem is reported but not fatal); and the annotation
 store unchanged byte for byte (or, where the command records the problem by design, unchanged
 outside the tables it records into). ``tests/reliability/test_bad_input.py`` runs every case,
-and the README's reliability figures (:mod:`support.figures`) count them.
+and the reliability figures of docs/reliability.md (:mod:`support.figures`) count them.
 """
 
 from __future__ import annotations
@@ -530,8 +530,11 @@ CASES: tuple[BadInputCase, ...] = (
     BadInputCase(
         "measure_vanished_video",
         _measure_case(None),
-        (f"failed {GOOD}: file not found",),
-        may_change=frozenset({"measurement_failures"}),
+        (
+            f"missing {GOOD}: registered, but its file {{tmp}}/videos/{GOOD}.mp4 is no longer "
+            "in the video folder",
+        ),
+        exit_code=3,
     ),
     BadInputCase(
         "audit_nan_score",

@@ -1,6 +1,6 @@
-"""The README's reliability figures: every reliability check run at a small scale, counted.
+"""The reliability figures of docs/reliability.md: every reliability check run small, counted.
 
-The checks are the ones the test suite runs, so the README's numbers come from running the
+The checks are the ones the test suite runs, so the figures come from running the
 same code (never typed in): the bad-input table (:mod:`support.bad_input`), release fuzzing
 (:mod:`support.release_fuzz`), concurrent and SIGKILLed writers
 (:mod:`support.writer_processes`). ``bench/reliability_figures.py`` prints the table. Test

@@ -9,7 +9,7 @@ importing either succeeds or raises a :class:`VadsceneError` and leaves no parti
 import into a new folder re-exports the same release; a merge makes current, for every piece
 of state, the newer of the workspace's value and the release's (:func:`expected_merge`), and
 a second merge adds nothing. ``tests/release/test_fuzz_release.py`` runs it on 1000 examples,
-and the README's reliability figures (:mod:`support.figures`) count its outcomes.
+and the reliability figures of docs/reliability.md (:mod:`support.figures`) count its outcomes.
 """
 
 from __future__ import annotations

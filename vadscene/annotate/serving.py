@@ -27,12 +27,12 @@ import html
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -93,14 +93,76 @@ def host_check(hosts: list[str]) -> Middleware:
     return Middleware(TrustedHostMiddleware, allowed_hosts=hosts, www_redirect=False)
 
 
-def video_routes(workspace_root: Path | str) -> list[Route]:
-    """The routes that serve the videos of the workspace at ``workspace_root``.
+ALLOWED_ORIGINS_VARIABLE = "VADSCENE_ALLOWED_ORIGINS"
+"""Environment variable through which ``vadscene app --allow-origin`` tells the server process
+which web origins may load videos and filmstrips from another page (comma-separated)."""
+
+CORS_EXPOSED_HEADERS = "Content-Range, Accept-Ranges, Content-Length, ETag"
+"""What a script of an allowed origin may read of a video response besides the basics: what
+it needs to fetch a video in ranges itself."""
+
+
+def parse_origin(text: str, what: str = "origin") -> str:
+    """The web origin ``text`` names, written as browsers send it in ``Origin`` (scheme and
+    host lower case, no default port): ``scheme://host[:port]``, http or https, nothing more.
+    :class:`VadsceneError` naming ``what`` (the option) and saying what was expected
+    otherwise, suggesting the origin when a path was given."""
+    given = text.strip()
+    if given == "*":
+        raise VadsceneError(
+            f"{what} '*': every web page would be let in; name each origin, e.g. "
+            "http://localhost:8080"
+        )
+    parts = urlsplit(given)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or port == -1:
+        raise VadsceneError(
+            f"{what} '{text}': expected scheme://host[:port] with http or https, e.g. "
+            "http://localhost:8080 (where Label Studio is opened)"
+        )
+    scheme, host = parts.scheme.lower(), parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}[scheme]
+    origin = f"{scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+    if parts.username is not None or parts.password is not None:
+        raise VadsceneError(f"{what} '{text}': an origin holds no user name or password")
+    if parts.path or parts.query or parts.fragment or given.endswith(("?", "#")):
+        raise VadsceneError(
+            f"{what} '{text}': an origin has no path, query or fragment; did you mean {origin}?"
+        )
+    return origin
+
+
+def allowed_origins(extra: str | None = None) -> list[str]:
+    """The origins in the comma-separated ``extra`` (default: the
+    :data:`ALLOWED_ORIGINS_VARIABLE` environment variable), each checked by
+    :func:`parse_origin`."""
+    given = os.environ.get(ALLOWED_ORIGINS_VARIABLE, "") if extra is None else extra
+    return list(dict.fromkeys(parse_origin(o) for o in given.split(",") if o.strip()))
+
+
+def video_routes(workspace_root: Path | str, *, allowed_origins: Sequence[str] = ()) -> list[Route]:
+    """The routes that serve the videos and filmstrips of the workspace at ``workspace_root``.
 
     The workspace is opened on the first request, not here, so that building the ASGI app
     never fails on a workspace that is still being set up; Streamlit builds the app once per
     process, so that is one open workspace (one SQLite connection) per process.
+
+    ``allowed_origins`` (as :func:`parse_origin` writes them) are the web pages of other
+    origins that may use the responses — Label Studio's player asks for the video in CORS
+    mode (``crossorigin="anonymous"``, without cookies), and the browser plays it only when
+    the response names the page's origin in ``Access-Control-Allow-Origin``. A request whose
+    ``Origin`` is one of them gets that header; no other does, and no response ever says
+    ``*``. With origins configured every response also says ``Vary: Origin``, so a browser
+    never reuses a cached copy made for another origin. No preflight is needed: a media
+    element's range requests are never preflighted, and a script's single range is a
+    CORS-safelisted request header.
     """
-    server = _VideoServer(Path(workspace_root))
+    server = _VideoServer(Path(workspace_root), frozenset(allowed_origins))
     return [
         Route(VIDEO_ROUTE, server.serve, methods=["GET", "HEAD"], name="vadscene-video"),
         Route(FILMSTRIP_ROUTE, server.filmstrip, methods=["GET", "HEAD"], name="vadscene-strip"),
@@ -150,10 +212,30 @@ class _VideoServer:
     websockets. The store's connection is shared by those threads under its own lock.
     """
 
-    def __init__(self, workspace_root: Path) -> None:
+    def __init__(self, workspace_root: Path, origins: frozenset[str] = frozenset()) -> None:
         self._open = _LazyWorkspace(workspace_root)
+        self._origins = origins
 
     def serve(self, request: Request) -> Response:
+        """The video's file or the refusal (:meth:`_serve`), with CORS headers (:meth:`_cors`)."""
+        return self._cors(request, self._serve(request))
+
+    def filmstrip(self, request: Request) -> Response:
+        """The filmstrip or the refusal (:meth:`_filmstrip`), with CORS headers."""
+        return self._cors(request, self._filmstrip(request))
+
+    def _cors(self, request: Request, response: Response) -> Response:
+        """``response`` usable by a page of an allowed origin (see :func:`video_routes`).
+        Refusals too, so that such a page learns the reason rather than a CORS error."""
+        if self._origins:
+            response.headers["vary"] = "Origin"
+            origin = request.headers.get("origin")
+            if origin in self._origins:
+                response.headers["access-control-allow-origin"] = origin
+                response.headers["access-control-expose-headers"] = CORS_EXPOSED_HEADERS
+        return response
+
+    def _serve(self, request: Request) -> Response:
         """Serve the playable file of the video the path names, or say why not.
 
         400 for an id :func:`is_safe_video_id` refuses; 404 for an id the store does not
@@ -231,10 +313,10 @@ class _VideoServer:
         except StoreError:
             return _refusal(404, f"unknown video '{video_id}'")
 
-    def filmstrip(self, request: Request) -> Response:
+    def _filmstrip(self, request: Request) -> Response:
         """The filmstrip JPEG of the video the path names, made and cached on first request.
 
-        The same id checks as :meth:`serve`; 404 with the reason when it cannot be made. The
+        The same id checks as :meth:`_serve`; 404 with the reason when it cannot be made. The
         file is named by the video's content fingerprint, so its name is a strong ETag.
         """
         from vadscene.video.thumbnails import FilmstripError, make_filmstrip

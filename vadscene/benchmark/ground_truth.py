@@ -62,11 +62,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from vadscene.benchmark.formats import GROUND_TRUTH_FORMATS
+from vadscene.benchmark.formats import GroundTruthFormat as GroundTruthFormat
 from vadscene.benchmark.frames import (
     AuditInputError,
     GroundTruth,
@@ -82,8 +84,6 @@ from vadscene.benchmark.video_lists import (
 from vadscene.core import jsonio
 from vadscene.core.errors import parse_failure
 
-GroundTruthFormat = Literal["ucf-crime", "npy-folder", "json", "table"]
-GROUND_TRUTH_FORMATS: tuple[GroundTruthFormat, ...] = get_args(GroundTruthFormat)
 END_OVERRUN_TOLERANCE = 16
 """Frames an interval end may overrun the video's frame count before it is an error."""
 ANOMALY_CATEGORY = "Anomaly"
@@ -356,6 +356,22 @@ def _read_annotation(
     if has_category:
         conventions["categories"] = "category column"
     return _Parts(videos, categories, labels, conventions)
+
+
+def uncounted_annotation_extents(path: Path) -> dict[str, int] | None:
+    """For a UCF-Crime style annotation text without a frame-count column: each video it names,
+    in order → the fewest frames its intervals fit in; None when the text has the column.
+
+    Such a text takes its frame counts from the registered videos, and :func:`load_ground_truth`
+    wants one for every video it names: a video the folder lacks can be read with this stand-in
+    and left out. Errors are the reader's own, with line numbers.
+    """
+    lines = _parse_annotation_lines(path)
+    if lines[0].frames is not None:
+        return None
+    return {
+        line.video: max((end + 1 for _start, end in line.intervals), default=1) for line in lines
+    }
 
 
 def _parse_annotation_lines(path: Path) -> list[_Line]:

@@ -1,29 +1,35 @@
 """The ``vadscene`` command line: thin commands over the library.
 
-Every command prints what it did, shows progress for long work, reports every failure as one
-line naming the thing and what was expected (exit code 2 for usage errors, 1 otherwise; see
-:func:`run`), and ends its ``--help`` with an example (a test enforces it).
+Every command prints what it did, shows progress for long work (a bar on stderr, drawn on a
+terminal), reports every failure as one line naming the thing and what was expected (exit
+code 2 for usage errors, 1 otherwise; see :func:`run`), and ends its ``--help`` (or ``-h``:
+plain text, never markup) with an example (a test enforces it). With ``--json`` a command
+prints one JSON document on stdout and nothing else there. ``python -m vadscene`` is the
+same command.
 
 One module per command group: :mod:`.workspace` (init, scan, status, demo), :mod:`.release`
 (export, diff, validate, import), :mod:`.measure` (measure, thresholds, proxies),
 :mod:`.audit` (audit, splices), :mod:`.labelstudio`, :mod:`.serve` (app), :mod:`.team`
-(annotators, assign); the options they share are declared once in :mod:`.options`.
+(annotators, assign); the options they share are declared once in :mod:`.options`. The
+modules import the library inside the commands, so that ``vadscene --help`` loads none of it.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from vadscene import __version__
 from vadscene.cli import audit, labelstudio, measure, release, serve, team, workspace
-from vadscene.cli.console import err, out
-from vadscene.core.errors import VadsceneError
+from vadscene.cli.console import HelpContext, err, out
 
-__all__ = ["app", "err", "main", "out", "run"]
+if TYPE_CHECKING:
+    from typer._click.core import Command
+
+__all__ = ["app", "command", "err", "main", "out", "run"]
 
 app = typer.Typer(
     name="vadscene",
@@ -31,14 +37,34 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: rich markup would take "[dask]" and "[@FAMILY]" in the help for styles
+    # and show flags as "--latex <bool>".
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # subcommands inherit it
 )
 for _group in (workspace, release, measure, audit, labelstudio, serve, team):
     app.add_typer(_group.commands)
 
 
+@functools.cache
+def command() -> Command:
+    """The click command tree :func:`run` runs: :data:`app`'s, with the help laid out by
+    :class:`~vadscene.cli.console.HelpFormatter` and every example kept on one line (it is
+    copied whole into a shell)."""
+    root = typer.main.get_command(app)
+    pending = [root]
+    while pending:
+        current = pending.pop()
+        current.context_class = HelpContext
+        if current.epilog:
+            current.epilog = "\b\n" + current.epilog  # click's mark for "do not rewrap"
+        pending.extend(getattr(current, "commands", {}).values())
+    return root
+
+
 def _version(value: bool) -> None:
     if value:
-        out.print(f"vadscene {__version__}")
+        typer.echo(f"vadscene {__version__}")
         raise typer.Exit()
 
 
@@ -71,7 +97,7 @@ def run(argv: list[str] | None = None) -> int:
     global _debug
     _debug = False
     try:
-        code = app(args=argv, prog_name="vadscene", standalone_mode=False)
+        code = command().main(args=argv, prog_name="vadscene", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         return 130
@@ -87,9 +113,14 @@ def run(argv: list[str] | None = None) -> int:
 
 def _failure(exc: Exception) -> tuple[str, int]:
     """The one-line message and exit code of an error that ended a command."""
+    from vadscene.core.errors import VadsceneError
+
     if isinstance(exc, VadsceneError):
         return str(exc), 1
     if isinstance(exc, typer.TyperException):  # typer's own parser: usage and parse errors
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group given no command (as typer tells)
+            typer.echo(exc.format_message())  # its help, as --help shows it
+            return "", getattr(exc, "exit_code", 2)
         return _usage_message(exc), getattr(exc, "exit_code", 1)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
@@ -117,9 +148,10 @@ _OS_ERROR_WORDS = {
 
 def _usage_message(exc: typer.TyperException) -> str:
     """``vadscene export: Missing option '--out'. (see 'vadscene export --help')``."""
+    from pydantic import ValidationError
+
     context = getattr(exc, "ctx", None)
-    if context is not None and not exc.format_message():  # no arguments: the help was shown
-        return ""
+
     message = exc.format_message().replace("\n", " ")
     cause = exc.__cause__
     if isinstance(cause, ValidationError):  # a value typer could not convert: show it

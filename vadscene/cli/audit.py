@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vadscene.benchmark.ground_truth import GROUND_TRUTH_FORMATS
-from vadscene.cli.console import err, out, progress_bar
+from vadscene.cli.console import err, out, print_json, progress_bar
 from vadscene.cli.options import (
+    GROUND_TRUTH_FORMATS,
     EventsOption,
     FrameCountsOption,
     GroundTruthOption,
     IntervalEndOption,
     require_choice,
 )
-from vadscene.core.errors import VadsceneError
-from vadscene.core.paths import output_folder
-from vadscene.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from vadscene.audit.compute.result import AuditResult
 
 commands = typer.Typer()
 
@@ -44,8 +44,10 @@ def audit(
     scores: Annotated[
         list[str] | None,
         typer.Option(
-            help="NAME=PATH[@FAMILY][:K] per model: .npy folder, .npy, CSV or Parquet; "
-            ":K = this model's scores are per snippet of K frames (overrides --snippet-repeat)."
+            metavar="NAME=PATH[@FAMILY][:K]",
+            help="One model's frame scores (repeat per model): .npy folder, .npy, CSV or "
+            "Parquet; @FAMILY groups models for comparisons; :K = this model's scores are per "
+            "snippet of K frames (overrides --snippet-repeat).",
         ),
     ] = None,
     models_file: Annotated[
@@ -96,9 +98,10 @@ def audit(
     definition_scores: Annotated[
         list[str] | None,
         typer.Option(
-            help="NAME=PATH[@FAMILY] per model scored once per definition: a table video, "
+            metavar="NAME=PATH[@FAMILY]",
+            help="One model scored once per definition (repeat per model): a table video, "
             "frame, definition, score (CSV/Parquet) or a folder of (T × D) .npy with "
-            "definitions.txt; adds the definition-following probes."
+            "definitions.txt; adds the definition-following probes.",
         ),
     ] = None,
     events: EventsOption = None,
@@ -112,8 +115,9 @@ def audit(
     features: Annotated[
         list[str] | None,
         typer.Option(
-            help="NAME=PATH[@FAMILY] per model: folder of per-video (snippets × d) .npy "
-            "features; adds the prototype readout."
+            metavar="NAME=PATH[@FAMILY]",
+            help="One model's features (repeat per model): folder of per-video (snippets × d) "
+            ".npy features; adds the prototype readout.",
         ),
     ] = None,
     feature_snippet_frames: Annotated[
@@ -156,6 +160,19 @@ def audit(
             "--svg",
             help="Also render every figure to OUT/figures/NAME.svg, shown in report.md "
             "(≈ 0.2 s a figure; report.html draws them in the browser either way).",
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the summary as one JSON object instead of lines: summary (videos, "
+            "frames, anomalous_frames, normal_frames, anomalous_videos, mixed_videos, "
+            "prevalence, within_pair_fraction, max_within_gain, oracle_video_constant_auroc, "
+            "one_bit_auroc), scene_coverage (factor: covered videos), models (model, family, "
+            "micro_auroc, ci_low, ci_high), definition_probes (model, probe, auroc), "
+            "warnings, report (file name: path); a number without a value is null. The "
+            "report is written all the same.",
         ),
     ] = False,
 ) -> None:
@@ -206,9 +223,13 @@ def audit(
             request,
             progress=lambda step: update(REPORT_STEPS.index(step), len(REPORT_STEPS), step),
         )
-    for warning in bias_warnings(result):
+    warnings = bias_warnings(result)
+    for warning in warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
     coverage = result.conventions.get("scene_coverage") or {}
+    if as_json:
+        print_json(_audit_summary(result, bool(prepared.models), coverage, warnings, written))
+        return
     full = f"{result.summary['videos']} of {result.summary['videos']} videos"
     if any(covered != full for covered in coverage.values()):
         out.print(
@@ -228,6 +249,52 @@ def audit(
         value = f"{row.value:+.4f}" if math.isfinite(row.value) else "n/a (no input for it)"
         out.print(f"  {row.model}: {row.probe} {value}", markup=False)
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
+
+
+def _audit_summary(
+    result: AuditResult,
+    has_models: bool,
+    coverage: dict[str, str],
+    warnings: list[str],
+    written: dict[str, Path],
+) -> dict[str, Any]:
+    """What ``audit --json`` prints (the keys its help lists)."""
+    metrics = result.metrics
+    micro = metrics.query("granularity == 'micro'") if has_models else metrics.iloc[:0]
+    probes = result.definition_probes
+    auroc = probes[probes["metric"] == "auroc"] if not probes.empty else probes
+    return {
+        "summary": {key: _number(value) for key, value in result.summary.items()},
+        "scene_coverage": dict(coverage),
+        "models": [
+            {
+                "model": row.model,
+                "family": row.family,
+                "micro_auroc": _number(row.value),
+                "ci_low": _number(row.ci_low),
+                "ci_high": _number(row.ci_high),
+            }
+            for row in micro.itertuples()
+        ],
+        "definition_probes": [
+            {"model": row.model, "probe": row.probe, "auroc": _number(row.value)}
+            for row in auroc.itertuples()
+        ],
+        "warnings": warnings,
+        "report": {name: str(path) for name, path in written.items()},
+    }
+
+
+def _number(value: object) -> int | float | None:
+    """A table's number as JSON has it: an int stays one, a NaN or infinity is null."""
+    if isinstance(value, bool):
+        return int(value)
+    number = value.item() if hasattr(value, "item") else value  # numpy scalars
+    if isinstance(number, int):
+        return number
+    if isinstance(number, float):
+        return number if math.isfinite(number) else None
+    raise TypeError(f"not a number: {value!r}")
 
 
 @commands.command(
@@ -268,6 +335,9 @@ def splices(
         write_splice_features,
         write_splice_videos,
     )
+    from vadscene.core.errors import VadsceneError
+    from vadscene.core.paths import output_folder
+    from vadscene.store.workspace import Workspace
     from vadscene.video.probe import iter_video_files
 
     ends = require_choice("--interval-end", interval_end, INTERVAL_ENDS)

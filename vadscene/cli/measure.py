@@ -3,17 +3,20 @@ browser ``proxies`` and filmstrips."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vadscene.cli.console import err, out, progress_bar
-from vadscene.cli.options import WorkspaceArg, require_choice
-from vadscene.core.catalogue import THRESHOLD_RULES
-from vadscene.measure.thresholds import PoleChanges
-from vadscene.store.workspace import Workspace
+from vadscene.cli.options import THRESHOLD_RULES, WorkspaceArg, require_choice
+
+if TYPE_CHECKING:
+    from vadscene.measure.thresholds import PoleChanges
 
 commands = typer.Typer()
+
+PARTIAL_EXIT_CODE = 3
+"""``measure``'s exit code when some videos have no file and the others were measured."""
 
 
 @commands.command(epilog="Example: vadscene measure ucf-ws --workers 2")
@@ -46,9 +49,15 @@ def measure(
     """Measure sharpness, motion and a colour hint per video; derive the auto factors' poles.
 
     Cached by content and parameters, resumable after an interruption, never overwriting an
-    annotator's override. Exit code 1 when any video could not be measured.
+    annotator's override. Videos without a file (named by the ground truth but not in the
+    video folder, or gone from it) are listed and skipped; the others are measured.
+
+    Exit code 0: every video measured (or still current); 3: partial, some videos have no
+    file (listed, nothing stored for them is lost); 1: a video could not be measured, or an
+    error.
     """
     from vadscene.measure.run import measure_workspace
+    from vadscene.store.workspace import Workspace
 
     with Workspace.open(workspace) as ws, progress_bar("Measuring") as update:
 
@@ -69,7 +78,7 @@ def measure(
     out.print(
         f"measured {len(report.measured)} videos ({report.footage_seconds / 3600:.2f} h of "
         f"footage, {speed:.0f}x real time), reused {len(report.reused)}, "
-        f"failed {len(report.failed)}"
+        f"failed {len(report.failed)}, missing {len(report.missing)}"
     )
     for change in report.rules:
         _print_pole_changes(change)
@@ -79,8 +88,12 @@ def measure(
             markup=False,
             highlight=False,
         )
+    for video_id, reason in report.missing:
+        err.print(f"  missing {video_id}: {reason}", markup=False, highlight=False)
     if report.failed:
         raise typer.Exit(1)
+    if report.missing:
+        raise typer.Exit(PARTIAL_EXIT_CODE)
 
 
 @commands.command(epilog="Example: vadscene thresholds ucf-ws motion --rule terciles --dry-run")
@@ -103,6 +116,7 @@ def thresholds(
 ) -> None:
     """Set an auto factor's threshold rule and re-derive its poles (overrides are kept)."""
     from vadscene.measure.thresholds import apply_rule, preview_rule
+    from vadscene.store.workspace import Workspace
 
     chosen = require_choice("--rule", rule, THRESHOLD_RULES) if rule is not None else None
     with Workspace.open(workspace) as ws:
@@ -126,6 +140,7 @@ def _print_pole_changes(change: PoleChanges, *, applied: bool = True) -> None:
 def proxies(workspace: WorkspaceArg) -> None:
     """Make H.264 MP4 proxies of videos a browser cannot play, and every video's filmstrip
     (cached, incremental)."""
+    from vadscene.store.workspace import Workspace
     from vadscene.video.proxies import build_proxies
     from vadscene.video.thumbnails import build_filmstrips
 

@@ -1,13 +1,26 @@
-"""The options several commands share, declared once, and the check of a choice option."""
+"""The options several commands share, declared once, the vocabularies their help lists, and
+the check of a choice option."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from vadscene.core.errors import VadsceneError
+from vadscene.benchmark.formats import GROUND_TRUTH_FORMATS as GROUND_TRUTH_FORMATS
+
+if TYPE_CHECKING:
+    from vadscene.core.catalogue import ThresholdRule
+    from vadscene.store.team import Role
+    from vadscene.store.workspace import CategoryRule
+
+# The library's vocabularies that live beside pydantic models, spelled here because a help
+# text is built when its module is imported and `vadscene --help` must not import the
+# library; tests/cli/test_startup.py checks that they equal the library's.
+THRESHOLD_RULES: tuple[ThresholdRule, ...] = ("median", "terciles", "explicit")
+ROLES: tuple[Role, ...] = ("annotator", "lead")
+CATEGORY_RULES: tuple[CategoryRule, ...] = ("ucf-crime", "folder", "regex", "none")
 
 WorkspaceArg = Annotated[Path, typer.Argument(help="Workspace folder.", show_default=False)]
 GroundTruthOption = Annotated[
@@ -35,6 +48,8 @@ _Choice = TypeVar("_Choice", bound=str)
 def require_choice(option: str, value: str, choices: tuple[_Choice, ...]) -> _Choice:
     """``value`` as one of ``choices`` (typed as they are), or a :class:`VadsceneError`
     naming the option and listing them."""
+    from vadscene.core.errors import VadsceneError
+
     for choice in choices:
         if value == choice:
             return choice

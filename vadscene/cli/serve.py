@@ -19,8 +19,6 @@ import typer
 
 from vadscene.cli.console import out
 from vadscene.cli.workspace import demo
-from vadscene.core.errors import VadsceneError
-from vadscene.store.workspace import Workspace
 
 commands = typer.Typer()
 
@@ -31,6 +29,8 @@ def _check_port_free(host: str, port: int) -> None:
     Binds the way the server will (SO_REUSEADDR, so a port a stopped server left in
     TIME_WAIT is free): only a live listener — another app, another Streamlit — is refused.
     """
+    from vadscene.core.errors import VadsceneError
+
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -61,6 +61,8 @@ def _oidc_settings(given: dict[str, str | None], secrets_file: Path | None) -> d
     """The provider settings from the options, over those of ``--oidc-secrets`` (a TOML file
     holding them, top-level or in an ``[auth]`` table as in Streamlit's ``secrets.toml``); {}
     when none is given. One clear error for a file that cannot be read or a key missing."""
+    from vadscene.core.errors import VadsceneError
+
     settings: dict[str, str] = {}
     if secrets_file is not None:
         try:
@@ -89,6 +91,8 @@ def _oidc_settings(given: dict[str, str | None], secrets_file: Path | None) -> d
 
 def _public_url(public_url: str | None, host: str, port: int, scheme: str) -> str:
     """The address browsers open, without a trailing slash."""
+    from vadscene.core.errors import VadsceneError
+
     if public_url is None:
         shown = "localhost" if host in ("0.0.0.0", "::") else host
         return f"{scheme}://{shown}:{port}"
@@ -102,6 +106,8 @@ def _public_url(public_url: str | None, host: str, port: int, scheme: str) -> st
 
 
 def _check_tls(cert: Path | None, key: Path | None) -> None:
+    from vadscene.core.errors import VadsceneError
+
     if (cert is None) != (key is None):
         given, needed = (
             ("--ssl-cert-file", "--ssl-key-file")
@@ -119,6 +125,9 @@ def _check_tls(cert: Path | None, key: Path | None) -> None:
 
 def _check_team(workspace: Path) -> None:
     """Team mode lets in registered annotators only: refuse to start without one."""
+    from vadscene.core.errors import VadsceneError
+    from vadscene.store.workspace import Workspace
+
     with Workspace.open(workspace) as opened:
         active = [entry for entry in opened.store.annotator_registry() if entry.active]
     if not active:
@@ -162,6 +171,16 @@ def app_(
         typer.Option(
             help="A further host name browsers may reach the app by (repeatable); only "
             "127.0.0.1, localhost, the --host address and these are answered."
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ORIGIN",
+            help="A web origin (scheme://host:port) whose pages may play the videos and "
+            "filmstrips, e.g. Label Studio's http://localhost:8080 (repeatable; local mode "
+            "only: a player of another origin sends no login cookie).",
+            show_default=False,
         ),
     ] = None,
     team: Annotated[
@@ -211,10 +230,14 @@ def app_(
     """Start the annotation app in the browser."""
     from vadscene.annotate.serving import (
         ALLOWED_HOSTS_VARIABLE,
+        ALLOWED_ORIGINS_VARIABLE,
         AUTH_FILE_VARIABLE,
         TEAM_MODE_VARIABLE,
+        parse_origin,
     )
+    from vadscene.core.errors import VadsceneError
     from vadscene.core.paths import app_server_script, default_demo_workspace
+    from vadscene.store.workspace import Workspace
 
     oidc = _oidc_settings(
         {
@@ -226,6 +249,17 @@ def app_(
     )
     if oidc and not team:
         raise VadsceneError("OpenID Connect login (--oidc-…) is a way into team mode: add --team")
+    origins = list(dict.fromkeys(parse_origin(o, "--allow-origin") for o in allow_origin or []))
+    if origins and team:
+        # A page of another origin plays video in CORS mode without cookies (Label Studio's
+        # player does), so under the session gate every such request would be refused.
+        raise VadsceneError(
+            "--allow-origin works in local mode only: a player on another origin (Label "
+            "Studio's) fetches videos without the session cookie, and in team mode nothing "
+            "answers without a session; serve Label Studio's videos from a local-mode app "
+            "(vadscene app WORKSPACE --allow-origin ORIGIN on an address only Label Studio's "
+            "users reach) or drop --allow-origin"
+        )
     _check_tls(ssl_cert_file, ssl_key_file)
     scheme = "https" if ssl_cert_file is not None else "http"
     if oidc and public_url is None and host in ("0.0.0.0", "::"):
@@ -250,6 +284,7 @@ def app_(
         **os.environ,
         "VADSCENE_WORKSPACE": str(Path(workspace).resolve()),
         ALLOWED_HOSTS_VARIABLE: ",".join(names),
+        ALLOWED_ORIGINS_VARIABLE: ",".join(origins),
     }
     env.pop(TEAM_MODE_VARIABLE, None)  # only --team turns the gate on, never the shell
     env.pop(AUTH_FILE_VARIABLE, None)
@@ -287,6 +322,8 @@ def app_(
     command = [sys.executable, "-m", "streamlit", "run", str(app_server_script())]
     command += [part for key, value in settings.items() for part in (f"--{key}", str(value))]
     out.print(f"serving {workspace} at {address}")
+    if origins:
+        out.print(f"videos and filmstrips also play in pages of: {', '.join(origins)}")
     if team:
         out.print(
             "team mode: every page, video and websocket needs a login — each annotator's "

@@ -11,21 +11,18 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from vadscene.annotate.assignment import Replan, replan
-from vadscene.annotate.campaign import access_link
 from vadscene.cli.console import out
-from vadscene.cli.options import WorkspaceArg, require_choice
-from vadscene.core.errors import VadsceneError
-from vadscene.core.records import AUTO_ANNOTATOR
-from vadscene.store.team import ROLES, Annotator, Role
-from vadscene.store.workspace import Workspace
+from vadscene.cli.options import ROLES, WorkspaceArg, require_choice
+
+if TYPE_CHECKING:
+    from vadscene.annotate.assignment import Replan
+    from vadscene.store.team import Annotator, Role
+    from vadscene.store.workspace import Workspace
 
 commands = typer.Typer()
 annotators = typer.Typer(
@@ -55,6 +52,12 @@ BaseUrlOption = Annotated[
 _STRATIFY_BY: tuple[str, ...] = ("category",)
 
 
+def _open(workspace: Path, *, read_only: bool = False) -> Workspace:
+    from vadscene.store.workspace import Workspace
+
+    return Workspace.open(workspace, read_only=read_only)
+
+
 def _say(text: str) -> None:
     out.print(text, markup=False, highlight=False, emoji=False)
 
@@ -62,6 +65,9 @@ def _say(text: str) -> None:
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     """A table: boxed on a terminal; piped, tab-separated lines under a header line."""
     if out.is_terminal:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(*headers)
         for row in rows:
             table.add_row(*(Text(str(cell)) for cell in row))
@@ -79,6 +85,8 @@ def _base_url(value: str) -> str:
         or parsed.query
         or parsed.fragment
     ):
+        from vadscene.core.errors import VadsceneError
+
         raise VadsceneError(
             f"--base-url {value!r}: expected the app's address as annotators open it, "
             "e.g. http://lab-server:8501 or https://annotate.lab.org"
@@ -87,6 +95,8 @@ def _base_url(value: str) -> str:
 
 
 def _print_link(workspace: Path, entry: Annotator, base_url: str, secret: str) -> None:
+    from vadscene.annotate.campaign import access_link
+
     again = (
         f"vadscene annotators link {shlex.quote(str(workspace))} {shlex.quote(entry.annotator_id)}"
     )
@@ -124,7 +134,7 @@ def add(
     """Register an annotator and print their personal access link (once)."""
     base = _base_url(base_url)
     role: Role = "lead" if lead else "annotator"
-    with Workspace.open(workspace) as ws:
+    with _open(workspace) as ws:
         entry = ws.store.register_annotator(name, role=role, email=email, by=None)
         secret = ws.store.issue_access_link(entry.annotator_id, by=None)
     mail = f", e-mail {entry.email}" if entry.email else ""
@@ -143,7 +153,9 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the registered annotators, and names in the logs that nobody registered."""
-    with Workspace.open(workspace, read_only=True) as ws:
+    from vadscene.core.records import AUTO_ANNOTATOR
+
+    with _open(workspace, read_only=True) as ws:
         store = ws.store
         decided: dict[str, int] = {}
         for d in store.current_decisions():
@@ -230,7 +242,7 @@ def rename(
     new: Annotated[str, typer.Argument(help="The new name.", show_default=False)],
 ) -> None:
     """Rename an annotator: their decisions, marks and assignments follow the new id."""
-    with Workspace.open(workspace) as ws:
+    with _open(workspace) as ws:
         before = ws.store.annotator(old)
         entry = ws.store.rename_annotator(old, new, by=None)
     _say(
@@ -256,7 +268,7 @@ def merge(
     ],
 ) -> None:
     """Merge a name into a registered annotator: its decisions count as theirs."""
-    with Workspace.open(workspace) as ws:
+    with _open(workspace) as ws:
         entry = ws.store.merge_annotators(source, into, by=None)
     _say(
         f"merged '{source}' into '{entry.annotator_id}': its decisions, marks and assignments "
@@ -268,7 +280,9 @@ def merge(
 @annotators.command("revoke", epilog="Example: vadscene annotators revoke ucf-ws ana")
 def revoke(workspace: WorkspaceArg, name: NameArg) -> None:
     """Revoke an annotator: their links and sessions stop working on the next request."""
-    with Workspace.open(workspace) as ws:
+    from vadscene.core.errors import VadsceneError
+
+    with _open(workspace) as ws:
         entry = ws.store.annotator(name)
         if not entry.active:
             raise VadsceneError(
@@ -291,7 +305,7 @@ def role(
 ) -> None:
     """Give an annotator the role annotator or lead."""
     chosen = require_choice("role", new_role, ROLES)
-    with Workspace.open(workspace) as ws:
+    with _open(workspace) as ws:
         entry = ws.store.annotator(name)
         if entry.role == chosen:
             _say(f"'{entry.annotator_id}' already has the role {chosen}; nothing changed")
@@ -309,7 +323,7 @@ def link(
 ) -> None:
     """Issue a new personal access link for an annotator (printed once)."""
     base = _base_url(base_url)
-    with Workspace.open(workspace) as ws:
+    with _open(workspace) as ws:
         entry = ws.store.annotator(name)
         secret = ws.store.issue_access_link(entry.annotator_id, by=None)
     _print_link(workspace, entry, base, secret)
@@ -341,12 +355,15 @@ def assign(
     ] = False,
 ) -> None:
     """Assign every video to k annotators, balanced; a re-plan moves only unstarted work."""
+    from vadscene.annotate.assignment import replan
+    from vadscene.core.errors import VadsceneError
+
     if stratify is not None:
         require_choice("--stratify", stratify, _STRATIFY_BY)
     names = [name.strip() for name in team.split(",") if name.strip()]
     if not names:
         raise VadsceneError("--annotators: name at least one registered annotator, e.g. ana,bo")
-    with Workspace.open(workspace, read_only=dry_run) as ws:
+    with _open(workspace, read_only=dry_run) as ws:
         if not ws.store.video_ids():
             raise VadsceneError(
                 f"{ws.root}: the workspace has no videos; nothing to assign "

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable
 
-import pandas as pd
 import yaml
 from pydantic import ValidationError
 
@@ -131,6 +131,7 @@ def parse_failure(exc: BaseException) -> str:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         verdict = _QUOTED_TEXT.sub(_token_kind_only, exc.problem or exc.context or "invalid YAML")
         return f"{verdict}{where}"
-    if isinstance(exc, pd.errors.ParserError):  # pandas states field counts and line numbers
+    pandas = sys.modules.get("pandas")  # not loaded: exc cannot be one of its errors
+    if pandas is not None and isinstance(exc, pandas.errors.ParserError):  # counts, lines
         return str(exc).strip()
     return f"unreadable ({type(exc).__name__})"

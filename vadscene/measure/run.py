@@ -5,8 +5,10 @@ main process is the only writer and commits every video's statistics as soon as 
 so an interrupted run (Ctrl-C, kill) keeps everything finished and the next run resumes. A
 result is reused when its parameters — statistic version, decoder versions, stride, content
 fingerprint, a digest of the normal-frame mask — equal the current ones. Failures (corrupt,
-truncated, zero-frame, non-video, vanished files) are recorded per video with their reason and
-never stop the run.
+truncated, zero-frame, non-video files) are recorded per video with their reason and never
+stop the run. Videos without a file — named by the ground truth but not in the video folder, or
+registered and gone from it since — are not measured and are listed in the report with the
+reason: the run is then partial, and what is stored for them is kept.
 
 Workers: a local process pool by default; with ``scheduler="tcp://host:8786"`` the same calls
 go to a Dask distributed cluster (the video paths must be readable from the workers). Dask is
@@ -23,7 +25,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +46,13 @@ from vadscene.measure.thresholds import PoleChanges, apply_rule
 from vadscene.store.workspace import Workspace
 
 STATISTICS = ("sharpness", "motion", "chroma")
+STATISTIC_NAMES = {
+    "sharpness": "Laplacian-variance sharpness",
+    "motion": "mean frame-difference motion",
+    "chroma": "mean chroma",
+}
+"""Each statistic as a person reads it: what is measured, not the factor it decides — the
+"resolution" factor measures sharpness, so a sharp 320×240 clip is "high"."""
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
@@ -58,9 +67,36 @@ class MeasureReport:
     measured: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)
+    """(video, reason) of the videos without a file: not measured, their stored data kept."""
     footage_seconds: float = 0.0
     wall_seconds: float = 0.0
     rules: list[PoleChanges] = field(default_factory=list)
+
+
+def describe_measurement(
+    statistic: str, value: float, rule: str, thresholds: Sequence[float]
+) -> str:
+    """A measured value with the rule that made its pole, e.g. ``Laplacian-variance sharpness
+    123.4 (median split at 98.7)``; ``thresholds`` empty: the rule is not applied yet."""
+    name = STATISTIC_NAMES.get(statistic, statistic)
+    return f"{name} {_number(value)} ({_rule_phrase(rule, thresholds)})"
+
+
+def _rule_phrase(rule: str, thresholds: Sequence[float]) -> str:
+    if not thresholds:
+        return f"{rule} rule, not applied yet"
+    at = " and ".join(_number(t) for t in thresholds)
+    if rule == "median":
+        return f"median split at {at}"
+    if rule == "terciles":
+        return f"tercile splits at {at}"
+    return f"threshold{'s' if len(thresholds) > 1 else ''} at {at}"
+
+
+def _number(value: float) -> str:
+    """Four significant digits, and whole numbers from 1,000 (no exponent)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 @dataclass(frozen=True)
@@ -97,37 +133,52 @@ def mask_digest(normal_mask: np.ndarray) -> str:
     return "b2:" + digest.hexdigest()
 
 
-def _normal_masks(workspace: Workspace) -> dict[str, np.ndarray]:
-    """Per-video True-for-normal frame masks from the workspace's temporal ground truth."""
-    reference, path = workspace.config.ground_truth, workspace.ground_truth_path
-    if reference is None or path is None:
+def _ground_truth(workspace: Workspace, report: MeasureReport) -> dict[str, np.ndarray]:
+    """Per-video True-for-normal frame masks from the workspace's temporal ground truth; the
+    videos it names that no registered video is go to ``report.missing``."""
+    match = workspace.match_ground_truth()
+    if match is None:
         return {}
-    from vadscene.benchmark.ground_truth import load_ground_truth
-
-    counts = {v.video_id: v.num_frames for v in workspace.store.videos()}
-    truth = load_ground_truth(
-        path,
-        format=reference.format,
-        interval_end=reference.interval_end,
-        registry_counts=counts,
-    )
-    return {video: ~truth.labels_of(video) for video in truth.video_ids}
+    for video, meant in match.absent.items():
+        report.missing.append(
+            (
+                video,
+                f"in the ground truth ({match.path}) but not in the video folder "
+                f"({workspace.video_root})" + (f"; did you mean {meant}?" if meant else ""),
+            )
+        )
+    return {video: ~labels for video, labels in match.labels.items()}
 
 
 def _jobs(
-    workspace: Workspace, params: MeasureParams, only_new: bool, allow_partial: bool
-) -> Iterator[_Job | str]:
-    """Jobs for videos to measure; the ids of videos whose cached results still hold."""
-    masks = _normal_masks(workspace)
+    workspace: Workspace,
+    params: MeasureParams,
+    only_new: bool,
+    allow_partial: bool,
+    report: MeasureReport,
+) -> Iterator[_Job]:
+    """Jobs for the videos to measure; those whose cached results still hold go to
+    ``report.reused``, those without a file to ``report.missing``."""
+    masks = _ground_truth(workspace, report)
     stored = workspace.store.measurements()
     for video in workspace.store.videos():
         mask = masks.get(video.video_id)
         key = measurement_params(params, video, mask)
         cached = stored.get(video.video_id, {})
         if (only_new and cached) or _still_current(cached, key, video, allow_partial):
-            yield video.video_id
+            report.reused.append(video.video_id)
             continue
-        yield _Job(video, workspace.video_path(video.video_id), mask, key)
+        path = workspace.video_path(video.video_id)
+        if not path.is_file():
+            report.missing.append(
+                (
+                    video.video_id,
+                    f"registered, but its file {path} is no longer in the video folder (run "
+                    f"`vadscene scan {workspace.root}` if it moved)",
+                )
+            )
+            continue
+        yield _Job(video, path, mask, key)
 
 
 def _still_current(
@@ -185,19 +236,21 @@ def measure_workspace(
     with the reason; ``allow_partial`` measures the frames that decode instead, and the
     stored ``frames_read`` says how many (see :func:`vadscene.measure.statistics.measure_video`).
 
+    Videos without a file are not measured: :attr:`MeasureReport.missing` names them with
+    the reason, and what is stored for them is kept.
+
     Auto factors keep the threshold rule in force (last applied, else the catalogue's); the
     report lists how many videos changed pole.
     """
     if workspace.video_root is None:
-        raise VadsceneError(f"{workspace.root}: this workspace has no video files to measure")
+        raise VadsceneError(
+            f"{workspace.root}: this workspace has no video files to measure (one imported "
+            f"from a release); point it at its videos with `vadscene scan {workspace.root} "
+            "--videos VIDEO_FOLDER`"
+        )
     params = params or MeasureParams()
     report = MeasureReport()
-    jobs: list[_Job] = []
-    for item in _jobs(workspace, params, only_new, allow_partial):
-        if isinstance(item, str):
-            report.reused.append(item)
-        else:
-            jobs.append(item)
+    jobs = list(_jobs(workspace, params, only_new, allow_partial, report))
     started = time.perf_counter()
     total = len(jobs)
     if progress is not None:

@@ -9,6 +9,10 @@ Export → import into a fresh workspace → export reproduces the release exact
 ``created_at``: the import writes every decision, mark, measurement and rule back with its
 original annotator, source and time. Importing into a workspace merges by time, per key, for
 every kind of state (:meth:`~vadscene.store.database.AnnotationStore.import_rows`).
+
+Building, writing, reading and importing a release take a ``progress(done, total)``
+callback (:data:`Progress`), which draws the progress bars of ``vadscene export`` and
+``vadscene import``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -55,6 +59,22 @@ from vadscene.store.workspace import Workspace, discard_incomplete
 
 SCHEMA_FILE_NAME = f"release-v{RELEASE_SCHEMA_VERSION}.schema.json"
 
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called as work advances, ``done`` rising to ``total`` (last call
+``done == total``); what is counted is the function's to say."""
+
+
+def _ticker(progress: Progress | None, total: int) -> Callable[[int], None]:
+    """``tick(done)`` passing on to ``progress`` about 200 of the ``total`` steps and the last
+    (a call per video would cost more than drawing the bar is worth)."""
+    stride = max(1, total // 200)
+
+    def tick(done: int) -> None:
+        if progress is not None and (done % stride == 0 or done == total):
+            progress(done, total)
+
+    return tick
+
 
 # --- building a release ---------------------------------------------------------------------
 
@@ -82,12 +102,17 @@ def pole_support(catalogue: Catalogue, videos: Iterable[VideoRecord]) -> tuple[P
 
 
 def build_release(
-    workspace: Workspace, *, annotator: str | None = None, created_at: datetime | None = None
+    workspace: Workspace,
+    *,
+    annotator: str | None = None,
+    created_at: datetime | None = None,
+    progress: Progress | None = None,
 ) -> Release:
     """The release of a workspace's current state.
 
     With ``annotator``, values come from that annotator's decisions (plus auto poles); without,
-    from everyone's (consensus mode, see :func:`resolve_assignment`).
+    from everyone's (consensus mode, see :func:`resolve_assignment`). ``progress`` counts the
+    videos whose record is made.
     """
     store = workspace.store
     videos = store.videos()
@@ -150,6 +175,8 @@ def build_release(
                 )
             )
     records = []
+    tick = _ticker(progress, len(videos))
+    tick(0)
     for video in videos:
         decided = by_video.get(video.video_id, {})
         records.append(
@@ -172,6 +199,7 @@ def build_release(
                 assignments=tuple(assigned.get(video.video_id, ())),
             )
         )
+        tick(len(records))
     release = Release(
         schema_version=RELEASE_SCHEMA_VERSION,
         dataset=workspace.config.dataset,
@@ -263,24 +291,46 @@ def release_json(release: Release) -> str:
     return release.model_dump_json(indent=2) + "\n"
 
 
-def write_release(release: Release, out: Path | str, *, csv_path: Path | str | None = None) -> Path:
-    """Write the release JSON (and CSV) and the JSON Schema beside it, together or not at all.
+def write_release(
+    release: Release,
+    out: Path | str,
+    *,
+    csv_path: Path | str | None = None,
+    parquet_path: Path | str | None = None,
+    progress: Progress | None = None,
+) -> Path:
+    """Write the release JSON (and CSV, and Parquet) and the JSON Schema beside it, together
+    or not at all.
 
     :func:`vadscene.core.files.replace_together`: each file goes to a temporary file in its folder,
     is synced and renamed over the target, with the umask's permissions; a reader never sees
-    a half-written release, nor a new JSON beside an old CSV. Returns the schema path.
+    a half-written release, nor a new JSON beside an old CSV. The CSV and the Parquet file
+    hold the same table (:mod:`vadscene.release.tables`). ``progress`` counts the files
+    rendered and then their writing as one step. Returns the schema path.
     """
     out = Path(out)
     schema_path = out.parent / SCHEMA_FILE_NAME
-    files = [
-        (out, release_json(release)),
-        (schema_path, json.dumps(release_json_schema(), indent=2) + "\n"),
+    renderers: list[tuple[Path, Callable[[], str | bytes]]] = [
+        (out, lambda: release_json(release)),
+        (schema_path, lambda: json.dumps(release_json_schema(), indent=2) + "\n"),
     ]
     if csv_path is not None:
-        files.append((Path(csv_path), release_csv(release)))
-    for path, _ in files:
+        renderers.append((Path(csv_path), lambda: release_csv(release)))
+    if parquet_path is not None:
+        renderers.append((Path(parquet_path), lambda: release_tables.release_parquet(release)))
+    for path, _ in renderers:
         _check_output_path(path)
+    steps = len(renderers) + 1
+    files: list[tuple[Path, str | bytes]] = []
+    for path, render in renderers:
+        if progress is not None:
+            progress(len(files), steps)
+        files.append((path, render()))
+    if progress is not None:
+        progress(len(files), steps)
     replace_together(files)
+    if progress is not None:
+        progress(steps, steps)
     return schema_path
 
 
@@ -300,8 +350,11 @@ def _check_output_path(path: Path) -> None:
 # --- reading and validating -----------------------------------------------------------------
 
 
-def parse_release(data: Any, *, origin: str = "release") -> Release:
-    """Validate parsed JSON as a release: structure (pydantic) then meaning (:func:`problems`).
+def parse_release(
+    data: Any, *, origin: str = "release", progress: Progress | None = None
+) -> Release:
+    """Validate parsed JSON as a release: structure (pydantic) then meaning
+    (:func:`semantic_problems`, whose video checks ``progress`` counts).
 
     A version 1 release (before marks carried times) is read as version 2 with each set mark
     dated at the release's ``created_at``, the latest time it can have been set: merged, it
@@ -327,7 +380,7 @@ def parse_release(data: Any, *, origin: str = "release") -> Release:
         release = Release.model_validate(data)
     except ValidationError as exc:
         raise ReleaseError(f"{origin}: invalid release", validation_problems(exc)) from None
-    found = semantic_problems(release)
+    found = semantic_problems(release, progress=progress)
     if found:
         raise ReleaseError(f"{origin}: invalid release", found)
     return release
@@ -358,8 +411,9 @@ def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2, "videos": upgraded}
 
 
-def read_release(path: Path | str) -> Release:
-    """Read and validate a release file."""
+def read_release(path: Path | str, *, progress: Progress | None = None) -> Release:
+    """Read and validate a release file; ``progress`` counts the videos checked, which starts
+    once the JSON is parsed and its structure validated."""
     path = Path(path)
     if not path.is_file():
         raise ReleaseError(f"{path}: release file not found")
@@ -371,15 +425,18 @@ def read_release(path: Path | str) -> Release:
         raise ReleaseError(
             f"{path}: JSON nested too deeply to read (a release is at most a few levels deep)"
         ) from None
-    return parse_release(data, origin=str(path))
+    return parse_release(data, origin=str(path), progress=progress)
 
 
-def semantic_problems(release: Release) -> list[str]:
-    """Everything a structurally valid release can still get wrong, each with its JSON path."""
+def semantic_problems(release: Release, *, progress: Progress | None = None) -> list[str]:
+    """Everything a structurally valid release can still get wrong, each with its JSON path;
+    ``progress`` counts the videos checked."""
     catalogue = release.catalogue
     found: list[str] = []
     first_seen: dict[str, int] = {}
+    tick = _ticker(progress, len(release.videos))
     for i, video in enumerate(release.videos):
+        tick(i)
         where = f"$.videos[{i}]"
         if video.video_id in first_seen:
             found.append(
@@ -396,6 +453,7 @@ def semantic_problems(release: Release) -> list[str]:
             found.extend(_assignment_problems(catalogue, f"{where}.factors.{key}", key, assignment))
         found.extend(_marks_problems(f"{where}.marks", video.marks))
         found.extend(_withdrawal_problems(catalogue, where, video))
+    tick(len(release.videos))
     found.extend(_threshold_order_problems(release.thresholds))
     for i, threshold in enumerate(release.thresholds):
         found.extend(
@@ -666,13 +724,18 @@ def catalogue_differences(ours: Catalogue, theirs: Catalogue) -> list[str]:
 
 
 def import_release(
-    release: Release, workspace: Workspace, *, origin: str = "release"
+    release: Release,
+    workspace: Workspace,
+    *,
+    origin: str = "release",
+    progress: Progress | None = None,
 ) -> ImportCounts:
     """Merge a validated release into a workspace in one transaction (all or nothing).
 
     The catalogues must agree on keys, values, contrasts and sources. In a workspace with
     video files every released video must already be registered; a workspace without video
-    files (one made from a release) registers the released videos.
+    files (one made from a release) registers the released videos. ``progress`` counts the
+    rows merged (:meth:`~vadscene.store.database.AnnotationStore.import_rows`).
     """
     differences = catalogue_differences(workspace.catalogue, release.catalogue)
     if differences:
@@ -715,11 +778,15 @@ def import_release(
             (v.video_id, w) for v in release.videos for w in v.withdrawn_measurements
         ],
         assignments=[(v.video_id, a) for v in release.videos for a in v.assignments],
+        progress=progress,
     )
 
 
-def workspace_from_release(release: Release, root: Path | str) -> Workspace:
-    """A new workspace (without video files) holding exactly what the release holds.
+def workspace_from_release(
+    release: Release, root: Path | str, *, progress: Progress | None = None
+) -> Workspace:
+    """A new workspace (without video files) holding exactly what the release holds
+    (``progress`` as in :func:`import_release`).
 
     ``root`` must be a new or empty folder. All or nothing: the workspace's configuration is
     written only after the import, and if anything fails what this call created is removed
@@ -741,7 +808,7 @@ def workspace_from_release(release: Release, root: Path | str) -> Workspace:
             video_root=None,
             dataset=release.dataset,
             catalogue_path=catalogue_file,
-            populate=lambda workspace: import_release(release, workspace),
+            populate=lambda workspace: import_release(release, workspace, progress=progress),
         )
 
 

@@ -1,7 +1,8 @@
 """A release as tables, and scene-label tables read back.
 
-Out: :func:`to_dataframe` (long: one row per video × factor; wide: one row per video) and
-:func:`release_csv`, the ``vadscene export --csv`` file. In: :func:`read_label_table` reads a
+Out: :func:`to_dataframe` (long: one row per video × factor; wide: one row per video),
+:func:`release_csv`, the ``vadscene export --csv`` file, and :func:`release_parquet`, the
+same table as ``vadscene export --parquet`` writes it. In: :func:`read_label_table` reads a
 researcher's spreadsheet — long (``video, factor, value``) or wide (a video column and one
 column per factor) — and the export CSV itself, validated against a catalogue.
 
@@ -13,10 +14,20 @@ override, auto; ``disagreement`` when annotators differ and nobody adjudicated;
 Text cells starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return are prefixed with
 ``'`` so a spreadsheet shows them as text instead of running them as formulas (OWASP CSV
 injection); :func:`read_label_table` removes that prefix again.
+
+Every text cell of the CSV (ids, categories, values, the header) is quoted and every number
+bare; a missing value is an empty cell. Quoting marks text for readers that honour it
+(Python's :mod:`csv` module reads every cell as text; LibreOffice's "Format quoted field as
+text"), but pandas, Excel and Google Sheets infer types whatever the quotes: a plain
+``pd.read_csv`` reads the ids ``01``, ``007`` and ``1e5`` as numbers and ``nan`` or ``NA``
+as missing. Read the ids as text with ``pd.read_csv(path, dtype={"video_id": str},
+keep_default_na=False, na_values=[""])`` (only an empty cell is missing), or read the
+Parquet file, whose text columns are strings.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -105,10 +116,36 @@ def to_dataframe(release: Release, *, form: Literal["long", "wide"] = "long") ->
 
 
 def release_csv(release: Release) -> str:
-    """The export CSV: :func:`to_dataframe` wide, text cells escaped against formulas."""
-    wide = to_dataframe(release, form="wide").map(spreadsheet_safe)
-    text: str = wide.to_csv(index=False, lineterminator="\n")
-    return text
+    """The export CSV: :func:`to_dataframe` wide; text cells quoted and escaped against
+    formulas, numbers bare, a missing value empty (see the module docstring)."""
+    wide = to_dataframe(release, form="wide")
+    lines = [",".join(_csv_cell(name) for name in wide.columns)]
+    lines += [",".join(_csv_cell(cell) for cell in row) for row in wide.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def _csv_cell(cell: object) -> str:
+    if isinstance(cell, str):
+        return '"' + str(spreadsheet_safe(cell)).replace('"', '""') + '"'
+    if cell is None or pd.isna(cell):
+        return ""
+    number = cell.item() if hasattr(cell, "item") else cell  # numpy scalars: 25.0, not np.…
+    return repr(number)
+
+
+def release_parquet(release: Release) -> bytes:
+    """The export table (:func:`to_dataframe` wide) as a Parquet file's bytes: text columns
+    are strings (an id ``01`` stays ``01``, a factor nobody decided is a string column of
+    nulls), ``num_frames`` an int64, ``fps`` and the measurements float64, a missing value
+    null; cells are not escaped (no spreadsheet runs a Parquet file)."""
+    wide = to_dataframe(release, form="wide")
+    numbers = {"num_frames": "int64", "fps": "float64"} | {
+        name: "float64" for name in wide.columns if name.startswith(MEASUREMENT_PREFIX)
+    }
+    typed = wide.astype({name: numbers.get(name, "string") for name in wide.columns})
+    sink = io.BytesIO()
+    typed.to_parquet(sink, index=False)
+    return sink.getvalue()
 
 
 # --- in ----------------------------------------------------------------------------------------

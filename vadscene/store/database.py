@@ -1052,6 +1052,7 @@ class AnnotationStore(TeamStore):
         withdrawn_decisions: Iterable[tuple[str, DecisionWithdrawal]] = (),
         withdrawn_measurements: Iterable[tuple[str, MeasurementWithdrawal]] = (),
         assignments: Iterable[tuple[str, VideoAssignment]] = (),
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportCounts:
         """Merge released rows; every row is checked before anything is written.
 
@@ -1069,7 +1070,8 @@ class AnnotationStore(TeamStore):
         annotators keep working meanwhile; should the disk fill or the lock be held part-way,
         the error says how many rows were saved, and importing the same release again
         completes it. Cost is linear in the rows: duplicates are found by one indexed set
-        operation over a temporary table.
+        operation over a temporary table. ``progress(done, total)`` counts the checked rows
+        as they are merged (``total`` is every row but the rules), once per transaction.
         """
         videos = list(videos)
         known = {row[0] for row in self._read("SELECT video_id FROM videos")}
@@ -1139,19 +1141,39 @@ class AnnotationStore(TeamStore):
             written["videos"] += len(batch)
             return added
 
+        total = (
+            len(videos)
+            + len(decision_rows)
+            + len(mark_rows)
+            + len(measurement_rows)
+            + len(assignment_rows)
+        )
+        merged = 0
+
+        def advance(rows: int) -> None:
+            nonlocal merged
+            merged += rows
+            if progress is not None:
+                progress(merged, total)
+
+        advance(0)
         conflicts: list[Conflict] = []
-        new_videos = self._in_batches(videos, register, saved=saved)
+        new_videos = self._in_batches(videos, register, saved=saved, advance=advance)
         added, decision_conflicts, by_annotator = self._merge_decisions(
-            decision_rows, written, saved
+            decision_rows, written, saved, advance
         )
         conflicts += decision_conflicts
         marks_added = self._in_batches(
-            mark_rows, lambda db, b: self._merge_marks(db, b, conflicts, written), saved=saved
+            mark_rows,
+            lambda db, b: self._merge_marks(db, b, conflicts, written),
+            saved=saved,
+            advance=advance,
         )
         measurements_updated = self._in_batches(
             measurement_rows,
             lambda db, b: self._merge_measurements(db, b, conflicts, written),
             saved=saved,
+            advance=advance,
         )
         with self._write(saved) as db:
             rules_updated = self._merge_rules(db, rule_rows, conflicts)
@@ -1160,6 +1182,7 @@ class AnnotationStore(TeamStore):
             assignment_rows,
             lambda db, b: self._merge_assignments(db, b, conflicts, written),
             saved=saved,
+            advance=advance,
         )
         return ImportCounts(
             videos_added=new_videos,
@@ -1225,7 +1248,11 @@ class AnnotationStore(TeamStore):
             )
 
     def _merge_decisions(
-        self, rows: list[tuple], written: dict[str, int], saved: Callable[[], str]
+        self,
+        rows: list[tuple],
+        written: dict[str, int],
+        saved: Callable[[], str],
+        advance: Callable[[int], None],
     ) -> tuple[int, list[Conflict], dict[str, int]]:
         """Append the rows the log does not hold yet; (added, conflicts, added per annotator).
 
@@ -1305,7 +1332,8 @@ class AnnotationStore(TeamStore):
                 written["decisions"] += inserted
                 return inserted
 
-            added = self._in_batches(pending, insert, saved=saved)
+            advance(len(rows) - len(pending))  # already in the log: nothing to write
+            added = self._in_batches(pending, insert, saved=saved, advance=advance)
             by_annotator = dict(
                 self._read(
                     "SELECT annotator, COUNT(*) FROM incoming_decisions WHERE present = 0 "
@@ -1472,11 +1500,13 @@ class AnnotationStore(TeamStore):
         write: Callable[[sqlite3.Connection, Sequence[T]], int],
         *,
         saved: Callable[[], str] | None = None,
+        advance: Callable[[int], None] | None = None,
     ) -> int:
         """``write`` the items in consecutive transactions sized to hold the write lock for
         about :data:`BATCH_TARGET_S` each (doubling or halving the batch as it goes); returns
-        the sum of what ``write`` returned. A failure's message ends with ``saved()`` (what
-        the earlier batches committed)."""
+        the sum of what ``write`` returned, and calls ``advance(len(batch))`` after each
+        commit. A failure's message ends with ``saved()`` (what the earlier batches
+        committed)."""
         total, start, size, batches = 0, 0, 64, 0
         # SQLite's automatic checkpoint runs inside COMMIT; between batches it is run here
         # instead (PASSIVE: it waits for nobody), so the lock hold measured is the lock's.
@@ -1487,6 +1517,8 @@ class AnnotationStore(TeamStore):
                 with self._write(saved) as db:
                     total += write(db, batch)
                 start += len(batch)
+                if advance is not None:
+                    advance(len(batch))
                 batches += 1
                 if batches % 8 == 0:
                     self._pragma("wal_checkpoint(PASSIVE)")

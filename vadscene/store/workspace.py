@@ -10,29 +10,44 @@ Layout::
       releases/         exported releases
 
 ``vadscene init`` creates it and scans the video root; ``vadscene scan`` re-scans later (new
-videos are added, changed ones re-probed, vanished ones reported — decisions are never dropped).
+videos are added, changed ones re-probed, vanished ones reported — decisions are never dropped),
+or re-points the workspace at another video folder (``scan --videos``, also for a workspace
+imported from a release). A scan checks the videos against the ground truth: those it names
+that the folder lacks are reported, each with the registered id it may mean, and a video's
+category is the ground truth's (as the audit reads it) when the ground truth names it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import json
 import os
 import re
 import shutil
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from vadscene.benchmark.ground_truth import GroundTruthFormat
-from vadscene.benchmark.video_lists import category_from_video_id, read_video_list
+from vadscene.benchmark.formats import GroundTruthFormat
+from vadscene.benchmark.video_lists import (
+    category_from_video_id,
+    read_video_list,
+    ucf_short_name,
+)
 from vadscene.core import jsonio
 from vadscene.core.catalogue import Catalogue, load_catalogue
-from vadscene.core.errors import WorkspaceError, parse_failure, validation_problems
+from vadscene.core.errors import (
+    VadsceneError,
+    WorkspaceError,
+    parse_failure,
+    validation_problems,
+)
 from vadscene.core.files import atomic_write
 from vadscene.core.records import VideoInfo
 from vadscene.store.database import AnnotationStore
@@ -42,6 +57,11 @@ from vadscene.video.probe import (
     iter_video_files,
     probe_video,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from vadscene.benchmark.frames import GroundTruth
 
 CONFIG_NAME = "vadscene.yaml"
 CATALOGUE_NAME = "catalogue.yaml"
@@ -146,6 +166,18 @@ class ScanReport:
     missing: list[str] = field(default_factory=list)
     unlisted_in_split: dict[str, list[str]] = field(default_factory=dict)
     """Split → ids its list names that the video folder does not have."""
+    content_changed: list[str] = field(default_factory=list)
+    """Registered videos whose file now holds other content (re-probed: their decisions are
+    kept, their statistics will be measured again)."""
+    not_in_folder: dict[str, str | None] = field(default_factory=dict)
+    """Ground-truth video no registered video is → the registered id it may mean (None when
+    none is close; see :func:`closest_video_id`)."""
+    recategorised: list[str] = field(default_factory=list)
+    """Unchanged videos that took a changed ground-truth category (not probed again)."""
+    ground_truth_problem: str | None = None
+    """Why the ground truth could not be read against the videos (their categories then come
+    from the naming rules, and :attr:`not_in_folder` is empty when not even its ids could be
+    read)."""
 
     @property
     def registered(self) -> int:
@@ -154,6 +186,138 @@ class ScanReport:
 
 ScanProgress = Callable[[int, int, str], None]
 """Called as ``progress(done, total, current_file)`` while scanning."""
+
+
+@dataclass(frozen=True)
+class GroundTruthMatch:
+    """A workspace's ground truth matched to its registered videos
+    (:meth:`Workspace.match_ground_truth`), read as the audit reads it."""
+
+    path: Path
+    labels: dict[str, np.ndarray]
+    """Registered video → its frame labels (True = anomalous), for the videos the ground truth
+    covers."""
+    categories: dict[str, str]
+    """Registered video → its ground-truth category, for the same videos."""
+    absent: dict[str, str | None]
+    """Ground-truth video no registered video is → the registered id it may mean, or None."""
+
+
+SIMILAR_ID_CUTOFF = 0.8
+"""How alike (difflib ratio, ignoring case) an id must be to be offered as "did you mean"."""
+_MAX_ID_COMPARISONS = 1_000_000
+"""Above this many id pairs, no "did you mean" is looked for: it compares every pair."""
+
+
+def closest_video_id(video_id: str, candidates: Iterable[str]) -> str | None:
+    """The candidate ``video_id`` most likely means — the closest spelling ignoring case, at
+    least :data:`SIMILAR_ID_CUTOFF` alike — e.g. ``Abuse028_x264 (1)`` (a browser's copy) or
+    ``abuse028_X264`` for ``Abuse028_x264``; None when none is close."""
+    by_folded: dict[str, str] = {}
+    for candidate in candidates:
+        by_folded.setdefault(candidate.casefold(), candidate)
+    close = difflib.get_close_matches(
+        video_id.casefold(), list(by_folded), n=1, cutoff=SIMILAR_ID_CUTOFF
+    )
+    return by_folded[close[0]] if close else None
+
+
+def match_video_ids(
+    named: Iterable[str], registered: Iterable[str]
+) -> tuple[dict[str, str], dict[str, str | None]]:
+    """Match the ids a ground truth names to registered ids as its reader matches frame
+    counts: the same id, else the same UCF-Crime short name (``Abuse028`` ↔ ``Abuse028_x264``)
+    when one registered video has it.
+
+    Returns (registered id → ground-truth id, unmatched ground-truth id → the registered id
+    no ground-truth id took that it may mean, or None). With more than
+    :data:`_MAX_ID_COMPARISONS` pairs to compare, no "did you mean" is looked for.
+    """
+    registered = list(registered)
+    present = set(registered)
+    by_short: dict[str, str | None] = {}
+    for video in registered:
+        short = ucf_short_name(video)
+        by_short[short] = None if short in by_short else video  # None: two have it
+    matched: dict[str, str] = {}
+    unmatched: list[str] = []
+    for video in named:
+        match = video if video in present else by_short.get(ucf_short_name(video))
+        if match is None:
+            unmatched.append(video)
+        else:
+            matched[match] = video
+    free = [video for video in registered if video not in matched]
+    if len(unmatched) * len(free) > _MAX_ID_COMPARISONS:
+        return matched, dict.fromkeys(unmatched)
+    return matched, {video: closest_video_id(video, free) for video in unmatched}
+
+
+def ground_truth_video_ids(reference: GroundTruthRef, path: Path) -> list[str]:
+    """The videos a ground truth names, in its order; :class:`AuditInputError` naming the file
+    (and line) when it cannot be read.
+
+    A UCF-Crime style text that takes its frame counts from the videos is read without them;
+    any other ground truth is read whole (it carries its own counts).
+    """
+    from vadscene.benchmark.ground_truth import load_ground_truth
+
+    stand_ins = _uncounted_annotation(reference, path)
+    if stand_ins is not None:
+        return list(stand_ins)
+    truth = load_ground_truth(path, format=reference.format, interval_end=reference.interval_end)
+    return list(truth.video_ids)
+
+
+def _uncounted_annotation(reference: GroundTruthRef, path: Path) -> dict[str, int] | None:
+    """For a UCF-Crime style text without a frame-count column: each video it names, in order
+    → the fewest frames its intervals fit in; None for any other ground truth.
+
+    Such a text takes its frame counts from the registered videos, and its reader wants one
+    for every video it names: one the folder lacks is read with this stand-in and left out.
+    """
+    if reference.format != "ucf-crime" or path.is_dir():
+        return None  # a folder: the reader's own error says a text file is needed
+    from vadscene.benchmark.ground_truth import uncounted_annotation_extents
+
+    return uncounted_annotation_extents(path)
+
+
+def _match_ground_truth(
+    reference: GroundTruthRef, path: Path, counts: Mapping[str, int], normal_category: str
+) -> GroundTruthMatch:
+    from vadscene.benchmark.ground_truth import load_ground_truth
+
+    stand_ins = _uncounted_annotation(reference, path)
+    truth: GroundTruth
+    if stand_ins is None:
+        truth = load_ground_truth(
+            path,
+            format=reference.format,
+            interval_end=reference.interval_end,
+            normal_category=normal_category,
+        )
+        video_of, absent = match_video_ids(truth.video_ids, counts)
+    else:
+        video_of, absent = match_video_ids(stand_ins, counts)
+        truth = load_ground_truth(
+            path,
+            format=reference.format,
+            interval_end=reference.interval_end,
+            registry_counts={**counts, **{video: stand_ins[video] for video in absent}},
+            normal_category=normal_category,
+        )
+    index = {video: i for i, video in enumerate(truth.video_ids)}
+    labels: dict[str, np.ndarray] = {}
+    categories: dict[str, str] = {}
+    for video in counts:
+        # Without a category column the counts define the ground truth's videos, so a
+        # registered video it does not name is one of them (all normal) under its own id.
+        i = index.get(video_of.get(video, video))
+        if i is not None:
+            labels[video] = truth.labels[truth.offsets[i] : truth.offsets[i + 1]]
+            categories[video] = truth.categories[i]
+    return GroundTruthMatch(path, labels, categories, absent)
 
 
 class Workspace:
@@ -214,6 +378,9 @@ class Workspace:
                 raise WorkspaceError(
                     f"ground-truth file {ground_truth.path} ({ground_truth.format}) does not exist"
                 )
+            # Read now, so a ground truth that cannot be read is refused before anything is
+            # made (the error names the file and line), not at the first measure or audit.
+            ground_truth_video_ids(ground_truth, Path(ground_truth.path))
             ground_truth = ground_truth.model_copy(
                 update={"path": _portable(root, Path(ground_truth.path))}
             )
@@ -342,6 +509,24 @@ class Workspace:
         gt = self.config.ground_truth
         return _resolve(self.root, gt.path) if gt is not None else None
 
+    def match_ground_truth(
+        self, counts: Mapping[str, int] | None = None
+    ) -> GroundTruthMatch | None:
+        """The workspace's ground truth matched to its videos (``counts``: video → frames,
+        by default the registry's); None when the workspace has none.
+
+        Read as the audit reads it (:func:`vadscene.benchmark.ground_truth.load_ground_truth`
+        with the registered frame counts), except that videos the ground truth names and no
+        registered video is are left out and listed in :attr:`GroundTruthMatch.absent`.
+        :class:`AuditInputError` when it cannot be read or does not fit the videos' counts.
+        """
+        reference, path = self.config.ground_truth, self.ground_truth_path
+        if reference is None or path is None:
+            return None
+        if counts is None:
+            counts = {video.video_id: video.num_frames for video in self.store.videos()}
+        return _match_ground_truth(reference, path, counts, self.config.naming.normal_category)
+
     def readable_places(self) -> list[Path]:
         """Where the app may read files a person names: the workspace folder and what its
         configuration names (video folder, ground truth, split lists), each resolved."""
@@ -375,16 +560,50 @@ class Workspace:
 
     # --- scanning -------------------------------------------------------------------------
 
-    def scan(self, progress: ScanProgress | None = None) -> ScanReport:
+    def scan(
+        self, progress: ScanProgress | None = None, *, video_root: Path | str | None = None
+    ) -> ScanReport:
         """Probe every video under the video root and register it.
 
         Unreadable files are recorded with their reason and do not stop the scan. A file whose
-        fingerprint and size are unchanged since the last scan is not probed again.
+        fingerprint and size are unchanged since the last scan is not probed again. Videos
+        are checked against the ground truth (:attr:`ScanReport.not_in_folder`); a video's
+        category is the ground truth's when it names the video, else a new video's comes from
+        the naming rules and a registered one keeps its own (a release's, for an imported
+        workspace).
+
+        ``video_root`` re-points the workspace at another folder (also one imported from a
+        release, which has none): videos are matched by id, and the configuration is saved
+        once the scan has registered them. A folder that does not exist is refused with the
+        configuration unchanged.
         """
+        if video_root is None:
+            return self._scan(progress)
+        if not Path(video_root).is_dir():
+            current = self.video_root or "no video folder"
+            raise WorkspaceError(
+                f"video folder {video_root} does not exist or is not a folder; the workspace "
+                f"{self.root} still uses {current}"
+            )
+        kept = self.config
+        self.config = kept.model_copy(update={"video_root": _portable(self.root, Path(video_root))})
+        try:
+            report = self._scan(progress)
+        except BaseException:
+            self.config = kept
+            raise
+        self.save_config()
+        return report
+
+    def _scan(self, progress: ScanProgress | None) -> ScanReport:
         report = ScanReport()
         root = self.video_root
         if root is None:
-            raise WorkspaceError(f"{self.root}: this workspace has no video folder to scan")
+            raise WorkspaceError(
+                f"{self.root}: this workspace has no video folder to scan (one imported from "
+                f"a release); point it at its videos with `vadscene scan {self.root} --videos "
+                "VIDEO_FOLDER`"
+            )
         if not root.is_dir():
             raise WorkspaceError(f"{self.root}: video folder {root} does not exist")
         files = iter_video_files(root)
@@ -453,9 +672,26 @@ class Workspace:
                 }
             )
             (report.added if previous is None else report.updated).append(video_id)
+            if previous is not None:
+                if previous.fingerprint != info.fingerprint:
+                    report.content_changed.append(video_id)
+                info = info.model_copy(update={"category": previous.category})
             probed.append(info)
         if progress is not None:
             progress(len(files), len(files), "")
+        registry = {**known, **{info.video_id: info for info in probed}}
+        categories = self._ground_truth_categories(report, registry)
+        probed = [
+            info.model_copy(update={"category": categories[info.video_id]})
+            if info.video_id in categories
+            else info
+            for info in probed
+        ]
+        for video_id in report.unchanged:
+            category = categories.get(video_id, known[video_id].category)
+            if category != known[video_id].category:
+                probed.append(known[video_id].model_copy(update={"category": category}))
+                report.recategorised.append(video_id)
         self.store.register_videos(probed)
         self.store.record_unreadable(report.unreadable)
         report.missing = sorted(set(known) - set(seen))
@@ -464,6 +700,32 @@ class Workspace:
             if absent:
                 report.unlisted_in_split[name] = absent
         return report
+
+    def _ground_truth_categories(
+        self, report: ScanReport, registry: dict[str, VideoInfo]
+    ) -> dict[str, str]:
+        """Video → its ground-truth category; fills in the report's ground-truth fields.
+
+        A ground truth that does not fit the videos is reported, not raised: the videos are
+        still registered (measure and audit will refuse it, naming the problem)."""
+        reference, path = self.config.ground_truth, self.ground_truth_path
+        if reference is None or path is None:
+            return {}
+        try:
+            match = _match_ground_truth(
+                reference,
+                path,
+                {video: info.num_frames for video, info in registry.items()},
+                self.config.naming.normal_category,
+            )
+        except VadsceneError as exc:
+            report.ground_truth_problem = str(exc)
+            with contextlib.suppress(VadsceneError):  # the problem above says why
+                named = ground_truth_video_ids(reference, path)
+                report.not_in_folder = match_video_ids(named, registry)[1]
+            return {}
+        report.not_in_folder = match.absent
+        return match.categories
 
     def _split_membership(self) -> dict[str, str]:
         """video id → split, from the configured list files (the first list naming it wins)."""

@@ -14,8 +14,10 @@ import hashlib
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import av
+if TYPE_CHECKING:
+    import av
 
 VIDEO_EXTENSIONS: frozenset[str] = frozenset(
     {".mp4", ".avi", ".mkv", ".mov", ".webm", ".mpg", ".mpeg", ".m4v", ".wmv", ".flv", ".ts"}
@@ -198,6 +200,8 @@ def probe_video(path: Path | str) -> VideoProbe:
 
     Raises :class:`VideoProbeError` for every way the file can be unusable.
     """
+    import av  # here: `vadscene status` and the store's readers need no PyAV
+
     path = Path(path)
     if not path.exists():
         raise VideoProbeError(path, "file not found")

@@ -1,53 +1,61 @@
-"""Vega-Lite specs drawn offline by vl-convert: the HTML's script bundle and SVG figure files.
+"""Vega-Lite figures drawn offline: the HTML's script bundle and SVG figure files.
 
-The bundle (Vega, Vega-Lite and vega-embed as one script) is kept in the user's cache, one file
-per vl-convert release and Vega-Lite version. An SVG figure file opens with a stamp naming the
-spec and vl-convert release it was rendered from, so a report written over an earlier one keeps
-each figure whose stamp still matches instead of rendering it again.
+The bundle (Vega, Vega-Lite and vega-embed as one script, ``vega-bundle.js`` beside this
+module, with its licences in ``vega-bundle-licenses.txt``) ships with vadscene, so every report
+page draws its figures without network and without vl-convert. It was made by vl-convert
+(``javascript_bundle``) for :data:`VEGA_LITE`, the Vega-Lite release Altair writes specs for;
+``tests/packaging/test_vega_bundle.py`` checks both.
+
+SVG figure files need vl-convert, the optional ``pip install 'vadscene[svg]'`` (84 MB, so not
+every install carries it). An SVG file opens with a stamp naming the spec and vl-convert release
+it was rendered from, so a report written over an earlier one keeps each figure whose stamp
+still matches instead of rendering it again.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import altair as alt
-import vl_convert
-
-from vadscene.core.files import atomic_write
-from vadscene.core.paths import user_cache_dir
-
-_VL_CONVERT: str = vl_convert.__version__  # type: ignore[attr-defined]  # the stub omits it
-"""The installed vl-convert release: a new one may draw a spec differently."""
-
-VEGA_LITE: str | None = next(
-    (v for v in vl_convert.get_vegalite_versions() if alt.SCHEMA_VERSION.startswith(f"v{v}.")),
-    None,
-)
-"""The Vega-Lite release Altair writes specs for, as vl-convert names it (None: its default)."""
+from vadscene.core.errors import VadsceneError
 
 
+def _optional(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+vl_convert = _optional("vl_convert")
+"""vl-convert where ``vadscene[svg]`` is installed, else None."""
+
+VEGA_LITE = "6.4"
+"""The Vega-Lite release of the shipped bundle, as vl-convert names it; SVG files are rendered
+with the same release."""
+
+BUNDLE = Path(__file__).with_name("vega-bundle.js")
+
+SVG_NEEDS_VL_CONVERT = "--svg needs vl-convert: pip install 'vadscene[svg]'"
+
+
+@functools.cache
 def vega_bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one script, for the HTML to draw its figures with.
+    """Vega, Vega-Lite and vega-embed as one script, for the HTML to draw its figures with."""
+    return BUNDLE.read_text(encoding="utf-8")
 
-    vl-convert builds it once per vl-convert release and Vega-Lite version; it is kept in the
-    user's cache. An unwritable cache only costs the rebuild.
-    """
-    cached = user_cache_dir() / f"vega-embed-{_VL_CONVERT}-{VEGA_LITE}.js"
-    try:
-        return cached.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        pass
-    # The stub makes ``snippet`` required; vl-convert's default one puts vegaEmbed on window.
-    bundle = vl_convert.javascript_bundle(vl_version=VEGA_LITE)  # type: ignore[call-arg]
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(cached, bundle)
-    except OSError:
-        pass
-    return bundle
+
+def svg_renderer() -> ModuleType:
+    """vl-convert, which renders SVG files; :class:`VadsceneError` saying how to install it
+    where it is missing. Callers call it before long work, so that ``--svg`` fails at once."""
+    if vl_convert is None:
+        raise VadsceneError(SVG_NEEDS_VL_CONVERT)
+    return vl_convert
 
 
 def figure_svg(spec: dict[str, Any], previous: Path) -> str:
@@ -58,7 +66,9 @@ def figure_svg(spec: dict[str, Any], previous: Path) -> str:
     the same stamp, its text is returned instead of rendering again; a hand-edited SVG no
     longer matches its digest and is rendered anew.
     """
-    key = hashlib.sha256(json.dumps([_VL_CONVERT, spec], sort_keys=True).encode()).hexdigest()
+    renderer = svg_renderer()
+    release = renderer.__version__  # a new release may draw a spec differently
+    key = hashlib.sha256(json.dumps([release, spec], sort_keys=True).encode()).hexdigest()
     try:
         kept = previous.read_text(encoding="utf-8")
         stamp, _, svg = kept.partition("\n")
@@ -66,7 +76,7 @@ def figure_svg(spec: dict[str, Any], previous: Path) -> str:
             return kept
     except (OSError, UnicodeDecodeError):
         pass  # no such figure before (or unreadable): render it
-    svg = vl_convert.vegalite_to_svg(spec, vl_version=VEGA_LITE)
+    svg = renderer.vegalite_to_svg(spec, vl_version=VEGA_LITE)
     return f"{_stamp(key, svg)}\n{svg}"
 
 
