@@ -82,6 +82,26 @@ def demo_audit(demo_template: Path, tmp_path_factory: pytest.TempPathFactory) ->
     )
 
 
+@pytest.fixture(scope="module")
+def unbreakable_audit(
+    demo_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict, Path]:
+    """The demo's audit with one model named by a 100-letter word: no column can hold it, and
+    there is nowhere to break it."""
+    root = copy_demo(demo_template, tmp_path_factory.mktemp("latex-unbreakable") / "demo")
+    models = json.loads((root / "benchmark" / "models.json").read_text(encoding="utf-8"))
+    models[0]["name"] = UNBREAKABLE
+    (root / "benchmark" / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    return _audit(
+        root.parent / "report",
+        *("--workspace", str(root), "--models", str(root / "benchmark" / "models.json")),
+        *("--bootstrap", "20"),
+    )
+
+
+UNBREAKABLE = "Grayscale" + "Keyed" * 18 + "Model"
+
+
 def _wide_benchmark(root: Path) -> list[str]:
     """A UCF-Crime-shaped benchmark: 3 videos of each of 13 anomaly categories and 15 Normal
     ones, per-frame scores of :data:`WIDE_MODELS` and a label table giving every video a pole
@@ -213,7 +233,7 @@ def _stars(latex: Path) -> int:
     )
 
 
-@pytest.mark.parametrize("audit", ["demo_audit", "wide_audit"])
+@pytest.mark.parametrize("audit", ["demo_audit", "wide_audit", "unbreakable_audit"])
 def test_the_tables_carry_every_number_of_the_report(
     audit: str, request: pytest.FixtureRequest
 ) -> None:
@@ -280,6 +300,19 @@ def test_wide_tables_span_the_page_and_continue_in_further_floats(
     metrics = (latex / "metrics.tex").read_text(encoding="utf-8")
     assert "\\begin{table*}" in metrics and "\\resizebox" not in metrics
     assert "Sultani et al. \\& MIL" in metrics and "100\\% instruction" in metrics
+
+
+def test_a_name_too_long_for_any_column_scales_its_tables_down(
+    unbreakable_audit: tuple[dict, Path],
+) -> None:
+    """The last resort: the tables holding the name are scaled to the line width (and say
+    so, and ask for graphicx); the resolved pairs, which do not name models, are not."""
+    _, latex = unbreakable_audit
+    for name in ("metrics.tex", "bias.tex"):
+        text = (latex / name).read_text(encoding="utf-8")
+        assert UNBREAKABLE in text and "\\resizebox{\\linewidth}{!}{%" in text
+        assert "\\usepackage{graphicx}" in text.split("\\begin{table", 1)[0]
+    assert "\\resizebox" not in (latex / "resolved.tex").read_text(encoding="utf-8")
 
 
 def test_without_bootstrap_the_tables_have_no_interval_columns(
@@ -361,7 +394,7 @@ def _bad_boxes(log: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("audit", ["demo_audit", "wide_audit"])
+@pytest.mark.parametrize("audit", ["demo_audit", "wide_audit", "unbreakable_audit"])
 @pytest.mark.parametrize("document", sorted(DOCUMENTS))
 def test_the_tables_fit_a_one_and_a_two_column_paper(
     audit: str, document: str, request: pytest.FixtureRequest, tmp_path: Path
