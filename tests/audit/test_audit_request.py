@@ -159,3 +159,19 @@ def test_soft_labels_latex_and_the_summary_line(demo: Path, tmp_path: Path) -> N
         f"w = {100 * summary['within_pair_fraction']:.3f} % within-video pairs, oracle "
         f"video-constant AUROC {summary['oracle_video_constant_auroc']:.4f}"
     )
+
+
+def test_svg_without_vl_convert_is_refused_before_any_input_is_read(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--svg`` where the ``svg`` extra is not installed fails at once, not after the run:
+    the ground truth named is never opened and the report folder never made."""
+    from vadscene.audit.report import vega
+
+    monkeypatch.setattr(vega, "vl_convert", None)
+    request = AuditRequest(
+        workspace=demo, ground_truth=tmp_path / "absent.txt", out=tmp_path / "report", svg=True
+    )
+    with pytest.raises(VadsceneError, match=r"pip install 'vadscene\[svg\]'"):
+        prepare(request)
+    assert not (tmp_path / "report").exists()

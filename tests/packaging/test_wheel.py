@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
-from support.runtime_venv import _top_level_entries, runtime_closure
+from support.runtime_venv import runtime_closure, top_level_entries
 
 import vadscene
 
@@ -55,7 +55,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ).stdout.strip()
     )
     for distribution in runtime_closure(_wheel_requirements(wheel)).values():
-        for entry in _top_level_entries(distribution):
+        for entry in top_level_entries(distribution):
             if not (site / entry.name).exists():
                 (site / entry.name).symlink_to(entry)
     install = [sys.executable, "-m", "pip", "--python", str(python), "install"]

@@ -36,7 +36,7 @@ def runtime_closure(requirements: list[str]) -> dict[str, metadata.Distribution]
     return found
 
 
-def _top_level_entries(distribution: metadata.Distribution) -> set[Path]:
+def top_level_entries(distribution: metadata.Distribution) -> set[Path]:
     """The site-packages entries (packages, modules, .libs, dist-info) a distribution owns."""
     root = Path(distribution.locate_file(""))
     entries = set()
@@ -62,7 +62,7 @@ def build_runtime_venv(repo: Path, target: Path) -> Path:
     )
     project = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     for distribution in runtime_closure(project["dependencies"]).values():
-        for entry in _top_level_entries(distribution):
+        for entry in top_level_entries(distribution):
             link = site / entry.name
             if not link.exists():
                 link.symlink_to(entry)

@@ -33,6 +33,7 @@ from vadscene.audit.io.sources import (
     read_probe_list,
 )
 from vadscene.audit.report.latex import write_latex_tables
+from vadscene.audit.report.vega import svg_renderer
 from vadscene.audit.report.writer import check_report_folder, write_report
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
 from vadscene.core.paths import output_folder
@@ -140,8 +141,11 @@ def prepare(request: AuditRequest) -> PreparedAudit:
 
     In order: the report folder (``out``, not created yet), the model and probe lists (with
     ``confine_to``, each and every path they list checked), the ground truth, scene labels
-    and scores, the definition scores, events, queries and features, the soft labels.
+    and scores, the definition scores, events, queries and features, the soft labels. An SVG
+    report without its renderer installed is refused first, before any of them is read.
     """
+    if request.svg:
+        svg_renderer()
     if request.out is not None:
         output_folder(request.out, "the audit report", create=False)
         check_report_folder(request.out)

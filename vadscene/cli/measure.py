@@ -108,7 +108,8 @@ def thresholds(
         ),
     ] = None,
     value: Annotated[
-        list[float] | None, typer.Option(help="Threshold for --rule explicit (once or twice).")
+        list[float] | None,
+        typer.Option(metavar="THRESHOLD", help="Threshold for --rule explicit (once or twice)."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option(help="Show how many videos would change pole; write nothing.")

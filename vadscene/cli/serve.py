@@ -169,8 +169,9 @@ def app_(
     allow_host: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="HOST",
             help="A further host name browsers may reach the app by (repeatable); only "
-            "127.0.0.1, localhost, the --host address and these are answered."
+            "127.0.0.1, localhost, the --host address and these are answered.",
         ),
     ] = None,
     allow_origin: Annotated[

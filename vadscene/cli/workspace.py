@@ -127,7 +127,10 @@ def init(
     ] = None,
     split: Annotated[
         list[str] | None,
-        typer.Option(help="NAME=LIST_FILE: videos named in the list belong to split NAME."),
+        typer.Option(
+            metavar="NAME=LIST_FILE",
+            help="Videos named in the list file belong to split NAME (repeatable).",
+        ),
     ] = None,
 ) -> None:
     """Create a workspace for a benchmark and register its videos.
