@@ -6,23 +6,15 @@ A real uvicorn server on a free localhost port, spoken to with ``http.client``
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from support.serving import Reply, Server
+from support.serving import Reply, Server, serving
 
 from vadscene.annotate.serving import (
     ALLOWED_ORIGINS_VARIABLE,
     allowed_origins,
     parse_origin,
-    video_routes,
 )
 from vadscene.annotate.urls import filmstrip_url, video_url
 from vadscene.cli import run
@@ -34,31 +26,9 @@ OTHER_ALLOWED = "https://ls.lab.org"
 ABUSE = "Abuse001_x264"
 
 
-@contextmanager
-def cors_serving(root: Path, origins: list[str]) -> Iterator[Server]:
-    """``video_routes(root, allowed_origins=origins)`` under uvicorn in a background thread,
-    on a socket bound here to port 0 (no race for a free port)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    app = Starlette(routes=video_routes(root, allowed_origins=origins))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield Server(sock.getsockname()[1])
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
 @pytest.fixture
 def cors_server(small_workspace: Workspace) -> Iterator[Server]:
-    with cors_serving(small_workspace.root, [LABEL_STUDIO, OTHER_ALLOWED]) as running:
+    with serving(small_workspace.root, [LABEL_STUDIO, OTHER_ALLOWED]) as running:
         yield running
 
 
@@ -124,7 +94,7 @@ def test_no_other_origin_is_named(cors_server: Server, origin: str | None) -> No
 
 
 def test_without_allowed_origins_there_are_no_cors_headers(small_workspace: Workspace) -> None:
-    with cors_serving(small_workspace.root, []) as server:
+    with serving(small_workspace.root, []) as server:
         for name, request in _requests(server).items():
             reply = _ask(server, request, LABEL_STUDIO)
             assert not {h for h in reply.headers if h.startswith("access-control-")}, name

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +16,7 @@ from typing import Any
 import pytest
 from browser import chromium_page
 from helpers import write_video
-from support.serving import Server
+from support.serving import app_process
 
 from vadscene.annotate.urls import filmstrip_url, video_url
 from vadscene.release.labelstudio import FPS_FIELD, export_tasks
@@ -70,27 +66,8 @@ def page_server(folder: Path) -> Iterator[int]:
 @contextmanager
 def app_allowing(root: Path, origin: str, log: Path) -> Iterator[int]:
     """`vadscene app ROOT --allow-origin ORIGIN` on a free port, until it answers."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-c", "from vadscene.cli import main; main()", "app", str(root)]
-    command += ["--port", str(port), "--allow-origin", origin]
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if Server(port).get("/_stcore/health").status == 200:
-                    break
-            except OSError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.3)
+    with app_process(root, log, "--allow-origin", origin) as port:
         yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def test_label_studio_style_player_plays_only_for_the_allowed_origin(tmp_path: Path) -> None:

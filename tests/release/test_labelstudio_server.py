@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +28,7 @@ from support.labelstudio_server import (
     LabelStudioAPIError,
     label_studio_server,
 )
-from support.serving import Server
+from support.serving import Server, app_process
 
 from vadscene.cli import run
 from vadscene.store.workspace import STORE_NAME, Workspace
@@ -106,27 +103,8 @@ def _what_each_user_said(
 @contextmanager
 def _app_for(root: Path, origin: str, log: Path) -> Iterator[str]:
     """`vadscene app ROOT --allow-origin ORIGIN` on a free port; its address once it answers."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-c", "from vadscene.cli import main; main()", "app", str(root)]
-    command += ["--port", str(port), "--allow-origin", origin]
-    with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if Server(port).get("/_stcore/health").status == 200:
-                    break
-            except OSError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.3)
+    with app_process(root, log, "--allow-origin", origin) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def _snapshot_export(server: LabelStudio, project: int) -> list[dict[str, Any]]:
