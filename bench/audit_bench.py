@@ -30,7 +30,8 @@ and building the per-frame weights is left out of its time. The XD-shaped run ti
 naive loop for the pooled AUROC only.
 
 The naive replicates use the engine's own bootstrap draws, reproduced as engine.py draws them
-(``video_multiplicities(V, B, default_rng(SeedSequence(seed).spawn(2)[0]))``), and every
+(``video_multiplicities(V, B, default_rng(SeedSequence(seed).spawn(2)[0]))``, and for the
+per-category granularities the within-category draws from that stream's first child), and every
 granularity of every model on those replicates must equal the engine's replicate values to
 1e-9 — the replicate values come from the engine's code path (``pair_count_matrix`` +
 ``metrics.all_granularities``) and are checked against the child's audit (its point estimates
@@ -102,6 +103,7 @@ from vadscene.audit.compute.engine import run_audit
 from vadscene.audit.compute.pairs import pair_count_matrix
 from vadscene.audit.compute.prototypes import audit_features
 from vadscene.audit.compute.result import GRANULARITIES
+from vadscene.audit.compute.uncertainty import stratified_multiplicities
 from vadscene.audit.io.definitions import (
     DefinitionScores,
     FrameClasses,
@@ -425,14 +427,19 @@ def run_engine(inputs: Inputs, n_bootstrap: int) -> EngineRun:
 # --- the engine's replicate values (same code path as run_audit) ------------------------------
 
 
-def engine_draws(n_videos: int, n_bootstrap: int) -> np.ndarray:
-    """The bootstrap multiplicities exactly as engine.py draws them."""
+def engine_draws(gt: GroundTruth, n_bootstrap: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap multiplicities exactly as engine.py draws them: the shared video
+    resamples and the per-category granularities' draws (stratified by category, the
+    default, from the video stream's first child)."""
     video_stream = np.random.SeedSequence(SEED).spawn(2)[0]
-    return video_multiplicities(n_videos, n_bootstrap, np.random.default_rng(video_stream))
+    category_rng = np.random.default_rng(video_stream.spawn(1)[0])
+    resamples = video_multiplicities(gt.n_videos, n_bootstrap, np.random.default_rng(video_stream))
+    categories = np.array(gt.categories, dtype=object)
+    return resamples, stratified_multiplicities(categories, n_bootstrap, category_rng)
 
 
 def engine_replicates(
-    gt: GroundTruth, model: ModelScores, resamples: np.ndarray
+    gt: GroundTruth, model: ModelScores, draws: tuple[np.ndarray, np.ndarray]
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """(point estimates, replicate values) per granularity, computed as run_audit does."""
     a = gt.anomalous_counts().astype(np.float64)
@@ -441,7 +448,10 @@ def engine_replicates(
     u = pair_count_matrix(model.scores, gt.labels, gt.video_index(), gt.n_videos)
     ones = metrics.ones(gt.n_videos)
     estimate = metrics.all_granularities(u, a, n, ones, categories, gt.normal_category)
-    replicates = metrics.all_granularities(u, a, n, resamples, categories, gt.normal_category)
+    resamples, by_category = draws
+    replicates = metrics.all_granularities(
+        u, a, n, resamples, categories, gt.normal_category, by_category=by_category
+    )
     return {g: float(v[0]) for g, v in estimate.items()}, replicates
 
 
@@ -487,12 +497,14 @@ def naive_replicate(
     gt: GroundTruth,
     layout: NaiveLayout,
     scores: np.ndarray,
-    k: np.ndarray,
+    draws: tuple[np.ndarray, np.ndarray],
     seconds: dict[str, float],
     components: Sequence[str],
 ) -> dict[str, float]:
-    """Every granularity of one model on one replicate (multiplicities k) with sklearn calls,
-    adding each component's wall time to ``seconds``."""
+    """Every granularity of one model on one replicate (multiplicities k, and k_category for
+    the per-category granularities) with sklearn calls, adding each component's wall time to
+    ``seconds``."""
+    k, k_category = draws
     from sklearn.metrics import roc_auc_score
 
     labels, weights = gt.labels, k[layout.video_index]
@@ -520,7 +532,8 @@ def naive_replicate(
     ):
         if component in components:
             clock = time.perf_counter()
-            aucs = [weighted_auc(labels[f], scores[f], weights[f]) for f in frames.values()]
+            by_category = k_category[layout.video_index]
+            aucs = [weighted_auc(labels[f], scores[f], by_category[f]) for f in frames.values()]
             seconds[component] = seconds.get(component, 0.0) + time.perf_counter() - clock
             defined = [x for x in aucs if not np.isnan(x)]
             values[component] = float(np.mean(defined)) if defined else float("nan")
@@ -551,7 +564,7 @@ def _within_video(
 
 def run_naive(
     inputs: Inputs,
-    resamples: np.ndarray,
+    draws: tuple[np.ndarray, np.ndarray],
     replicates: int,
     components: Sequence[str],
     check: Callable[[int, int, dict[str, float]], None],
@@ -562,11 +575,17 @@ def run_naive(
 
     roc_auc_score([0, 1], [0.0, 1.0])  # warm-up: sklearn's import and first call stay untimed
     layout = NaiveLayout.of(inputs.gt)
+    resamples, by_category = draws
     run = NaiveRun(replicates)
     for r in range(replicates):
         for m, model in enumerate(inputs.models):
             values = naive_replicate(
-                inputs.gt, layout, model.scores, resamples[r], run.seconds, components
+                inputs.gt,
+                layout,
+                model.scores,
+                (resamples[r], by_category[r]),
+                run.seconds,
+                components,
             )
             check(r, m, values)
         log(f"  naive: replicate {r + 1}/{replicates} done ({sum(run.seconds.values()):.1f} s)")
@@ -643,12 +662,10 @@ def bench_shape(
     log(f"{shape.name}: engine {engine.seconds:.2f} s, peak {engine.peak_mb:.0f} MB")
 
     log(f"{shape.name}: engine replicate values (pair_count_matrix + all_granularities)")
-    resamples = engine_draws(inputs.gt.n_videos, n_bootstrap)
+    draws = engine_draws(inputs.gt, n_bootstrap)
     estimates, replicates = {}, {}
     for model in inputs.models:
-        estimates[model.name], replicates[model.name] = engine_replicates(
-            inputs.gt, model, resamples
-        )
+        estimates[model.name], replicates[model.name] = engine_replicates(inputs.gt, model, draws)
     verifier = Verifier()
     check_child_audit(verifier, engine, inputs.models, estimates, replicates)
 
@@ -664,7 +681,7 @@ def bench_shape(
             )
 
     log(f"{shape.name}: naive sklearn loop, {naive_replicates} replicate(s) × 16 models")
-    naive = run_naive(inputs, resamples, naive_replicates, components, check)
+    naive = run_naive(inputs, draws, naive_replicates, components, check)
     report = ShapeReport(shape, engine, naive, n_bootstrap, len(components) > 1, description)
     return report, verifier
 
@@ -862,7 +879,7 @@ def bench_probes(shape: Shape, n_bootstrap: int) -> list[str]:
         Query("Shooting", frozenset({"Shooting"})),
         Query("Explosion", frozenset({"Explosion"})),
     ]
-    draws = engine_draws(gt.n_videos, n_bootstrap)
+    draws, by_category = engine_draws(gt, n_bootstrap)
     engine_seconds = 0.0
     failures: list[str] = []
     naive_per_call: list[float] = []
@@ -885,7 +902,7 @@ def bench_probes(shape: Shape, n_bootstrap: int) -> list[str]:
         "synthetic",
     )
     start = time.perf_counter()
-    readout = audit_features(gt, [features], resamples=draws)
+    readout = audit_features(gt, [features], resamples=draws, by_category=by_category)
     feature_seconds = time.perf_counter() - start
     print(
         f"\nDefinition scores ({shape.name} shape, {gt.n_frames:,} frames, "

@@ -79,6 +79,25 @@ def copy_demo(template: Path, dest: Path) -> Path:
     return dest
 
 
+def write_demo_soft_labels(demo: Path) -> Path:
+    """Soft labels for a demo workspace, ``demo/soft.csv`` (video, frame, label): 0.75 on its
+    annotated intervals (end exclusive), 0 elsewhere."""
+    benchmark = demo / "benchmark"
+    counts = dict(line.split() for line in (benchmark / "frame_counts.txt").open())
+    rows = ["video,frame,label"]
+    for line in (benchmark / "ground_truth.txt").read_text().splitlines():
+        name, _category, *bounds = line.split()
+        video = name.removesuffix(".mp4")
+        labels = np.zeros(int(counts[video]))
+        for start, end in zip(bounds[::2], bounds[1::2], strict=True):
+            if int(start) >= 0:
+                labels[int(start) : int(end)] = 0.75
+        rows += [f"{video},{frame},{label}" for frame, label in enumerate(labels)]
+    path = demo / "soft.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
 E = TypeVar("E", bound=Exception)
 R = TypeVar("R")
 

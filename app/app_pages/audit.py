@@ -16,14 +16,17 @@ from pathlib import Path
 import streamlit as st
 from app_state import current_workspace
 
+from vadscene.audit.compute.intervals import EVENT_RULES
 from vadscene.audit.compute.result import AuditResult
+from vadscene.audit.compute.uncertainty import CATEGORY_BOOTSTRAPS
 from vadscene.audit.io.scores import ModelSpec, parse_scores_argument
 from vadscene.audit.io.sources import INTERVAL_ENDS
+from vadscene.audit.protocols import PROTOCOLS
 from vadscene.audit.report import figures
 from vadscene.audit.report.summary import summary_line
 from vadscene.audit.report.writer import bias_warnings
 from vadscene.audit.request import AuditRequest, prepare, write_outputs
-from vadscene.benchmark.ground_truth import GROUND_TRUTH_FORMATS
+from vadscene.benchmark.ground_truth import GROUND_TRUTH_FORMATS, NORMAL_WITH_ANOMALY
 from vadscene.core.errors import VadsceneError
 
 workspace = current_workspace()
@@ -83,6 +86,14 @@ uploads = st.file_uploader(
     type=["csv", "tsv", "parquet"],
     accept_multiple_files=True,
     key="audit_uploads",
+)
+protocol = st.selectbox(
+    "Protocol: one paper's conventions (docs/papers.md)",
+    ("none", *PROTOCOLS),
+    help="look-inside: inclusive interval ends, interval AP by the VadCLIP rule; "
+    "scene-bias: B = 1000, unstratified per-category bootstrap. A setting changed from its "
+    "default on this page wins over the protocol.",
+    key="audit_protocol",
 )
 left, middle, right = st.columns(3)
 snippet_repeat = left.number_input("Snippet repeat", 1, 64, 1, key="audit_snippet_repeat")
@@ -148,8 +159,33 @@ with st.expander("More options (those of `vadscene audit`)"):
     ap_column, latex_column, svg_column = st.columns(3)
     interval_ap = ap_column.checkbox(
         "Interval AP",
-        help="By the released VadCLIP rule (original, video-mean, whole-video intervals).",
+        help="By the released VadCLIP rule (original, video-mean, whole-video intervals; "
+        "tIoU 0.1–0.9; all and anomaly-containing videos; class-wise mAP with definition "
+        "scores).",
         key="audit_interval_ap",
+    )
+    events_rule_column, normal_rule_column = st.columns(2)
+    interval_ap_events = events_rule_column.selectbox(
+        "Interval AP events",
+        EVENT_RULES,
+        help="vadclip: each annotated segment, end-exclusive, kept apart (the released VadCLIP "
+        "code); merged: the runs of frame labels.",
+        key="audit_interval_ap_events",
+    )
+    normal_with_anomaly = normal_rule_column.selectbox(
+        "A Normal video with anomalous frames",
+        NORMAL_WITH_ANOMALY,
+        help="error: refuse the ground truth, naming the videos; anomalous: count them as "
+        "anomalous videos (listed in the conventions).",
+        key="audit_normal_with_anomaly",
+    )
+    category_bootstrap = st.selectbox(
+        "Per-category bootstrap",
+        CATEGORY_BOOTSTRAPS,
+        help="stratified: replicates resample videos within each category, so every category "
+        "is in every replicate; unstratified: the shared video resamples (a replicate may miss "
+        "a small category and average the others).",
+        key="audit_category_bootstrap",
     )
     latex = latex_column.checkbox(
         "LaTeX tables in the report",
@@ -212,9 +248,13 @@ def _request(folder: Path) -> AuditRequest:
         bootstrap=int(bootstrap),
         seed=int(seed),
         interval_ap=interval_ap,
+        interval_ap_events=interval_ap_events,
+        normal_with_anomaly=normal_with_anomaly,
+        category_bootstrap=category_bootstrap,
         latex=latex,
         svg=svg,
         confine_to=workspace.root,
+        protocol=None if protocol == "none" else protocol,
     )
 
 
@@ -254,6 +294,11 @@ if result is None:
     st.stop()
 
 st.write(summary_line(result))
+if stated := result.conventions.get("protocol"):
+    st.caption(
+        f"Protocol {stated['name']} ({stated['paper']}): set by it "
+        f"{stated['settings_from_it']}; given on this page {stated['settings_given_explicitly']}"
+    )
 for warning in bias_warnings(result):
     st.warning(warning)
 if empty := result.conventions.get("empty_contrasts"):
@@ -274,7 +319,11 @@ for chart in (
 for name in (
     "metrics",
     "controls",
+    "retention_summary",
+    "video_level",
     "resolved",
+    "comparisons",
+    "covariance",
     "bias",
     "scene_conditioned",
     "definition_probes",
@@ -287,6 +336,8 @@ for name in (
             st.dataframe(table, hide_index=True)
 for title, table in (
     ("Further metrics (AUCA; interval AP when asked for)", result.further),
+    ("Interval AP per population, prediction and tIoU", result.interval_ap),
+    ("Class-wise interval mAP (definition scores)", result.class_wise_map),
     ("Prob-AUC (soft labels)", result.prob_auc),
 ):
     if not table.empty:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import copy_demo
+from helpers import copy_demo, write_demo_soft_labels
 from sklearn.metrics import roc_auc_score
 from streamlit.testing.v1 import AppTest
 
@@ -78,17 +78,7 @@ def test_soft_labels_interval_ap_and_latex_as_the_cli_has_them(demo_app: Path) -
     """The options the page once lacked: soft labels add the Prob-AUC table, interval AP its
     columns, LaTeX the latex/ tables of the download; a soft-labels path outside the
     workspace is refused by name."""
-    truth = [line.split() for line in (demo_app / "benchmark" / "ground_truth.txt").open()]
-    counts = dict(line.split() for line in (demo_app / "benchmark" / "frame_counts.txt").open())
-    rows = ["video,frame,label"]
-    for name, _category, *bounds in truth:
-        video = name.removesuffix(".mp4")
-        labels = np.zeros(int(counts[video]))
-        for start, end in zip(bounds[::2], bounds[1::2], strict=True):
-            if int(start) >= 0:
-                labels[int(start) : int(end)] = 0.75
-        rows += [f"{video},{frame},{label}" for frame, label in enumerate(labels)]
-    (demo_app / "soft.csv").write_text("\n".join(rows) + "\n")
+    write_demo_soft_labels(demo_app)
 
     app = AppTest.from_file(str(app_entry_point()), default_timeout=120).run()
     app.switch_page("app_pages/audit.py").run()
@@ -102,10 +92,31 @@ def test_soft_labels_interval_ap_and_latex_as_the_cli_has_them(demo_app: Path) -
     app.button(key="audit_run").click().run()
     assert not app.exception and not app.error
     result = app.session_state["audit_result"]
-    assert list(result.prob_auc["model"]) == list(result.models)
+    assert list(dict.fromkeys(result.prob_auc["model"])) == list(result.models)
     assert result.further["interval_ap"].notna().all()
     titles = [e.label for e in app.expander]
     assert "Prob-AUC (soft labels)" in titles
+    assert {"Controls", "Retention summary", "Video level"} <= set(titles)
     archive = zipfile.ZipFile(io.BytesIO(app.session_state["audit_report"]))
     assert any(name.startswith("latex/") for name in archive.namelist())
     assert "report.json" in archive.namelist()
+
+
+def test_interval_ap_events_and_normal_with_anomaly_select_boxes(demo_app: Path) -> None:
+    """The two settings of the ground truth's events reach the run as the CLI options do:
+    the conventions state the chosen event rule and the Normal-video check, and the page
+    shows the interval AP table."""
+    app = AppTest.from_file(str(app_entry_point()), default_timeout=120).run()
+    app.switch_page("app_pages/audit.py").run()
+    app.number_input(key="audit_bootstrap").set_value(0)
+    app.checkbox(key="audit_interval_ap").check()
+    app.selectbox(key="audit_interval_ap_events").set_value("merged")
+    app.selectbox(key="audit_normal_with_anomaly").set_value("anomalous")
+    app.button(key="audit_run").click().run()
+    assert not app.exception and not app.error
+    result = app.session_state["audit_result"]
+    assert result.conventions["interval_ap"]["event_rule"].startswith("merged:")
+    assert result.conventions["normal_with_anomaly"].startswith("anomalous: ")
+    assert set(result.interval_ap["population"]) == {"all", "anomalous"}
+    titles = [e.label for e in app.expander]
+    assert "Interval AP per population, prediction and tIoU" in titles

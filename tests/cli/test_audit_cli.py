@@ -171,7 +171,9 @@ def test_without_bootstrap_the_summary_says_there_is_no_interval(
     demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _audit_demo(demo, tmp_path / "r", bootstrap=0) == 0
-    assert re.search(r"localizer: micro AUROC 0\.\d{4} \[nan, nan\]", capsys.readouterr().out)
+    assert re.search(
+        r"localizer: micro AUROC 0\.\d{4} \(no interval: B = 0\)\n", capsys.readouterr().out
+    )
 
 
 def test_demo_probes_show_definition_following_and_the_readout(demo: Path, tmp_path: Path) -> None:

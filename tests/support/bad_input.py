@@ -811,7 +811,7 @@ CASES: tuple[BadInputCase, ...] = (
     ),
     BadInputCase(
         "audit_every_frame_anomalous",
-        _audit_case(None, [f"{GOOD} Abuse 0 30", f"{NORMAL} Normal 0 25"]),
+        _audit_case(None, [f"{GOOD} Abuse 0 30", f"{NORMAL} Fighting 0 25"]),
         (
             "{tmp}/gt.txt: all 55 frames of the 2 videos are anomalous; AUROC compares "
             "anomalous with normal frames",

@@ -17,7 +17,9 @@ from typing import TypeVar
 import numpy as np
 
 from vadscene.audit.compute.engine import AuditProgress, run_audit
+from vadscene.audit.compute.intervals import EVENT_RULES, EventRule
 from vadscene.audit.compute.result import AuditResult
+from vadscene.audit.compute.uncertainty import CATEGORY_BOOTSTRAPS, CategoryBootstrap
 from vadscene.audit.io.definitions import DefinitionScores, FrameClasses, Query
 from vadscene.audit.io.features import Features
 from vadscene.audit.io.scene_labels import SceneLabels
@@ -32,10 +34,17 @@ from vadscene.audit.io.sources import (
     read_model_list,
     read_probe_list,
 )
+from vadscene.audit.protocols import (
+    apply_protocol,
+    is_given,
+    protocol_conventions,
+    protocol_named,
+)
 from vadscene.audit.report.latex import write_latex_tables
 from vadscene.audit.report.vega import svg_renderer
 from vadscene.audit.report.writer import check_report_folder, write_report
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
+from vadscene.benchmark.ground_truth import NORMAL_WITH_ANOMALY, NormalWithAnomaly
 from vadscene.core.paths import output_folder
 from vadscene.store.workspace import Workspace
 
@@ -67,6 +76,10 @@ class AuditRequest:
     the places :meth:`~vadscene.store.workspace.Workspace.server_path` allows — the rule the
     app applies to the paths typed into it, as a list may name any path (absolute, ``../``,
     a symlink). ``None`` (the CLI): lists are read as written.
+
+    ``protocol`` names a paper's preset (:mod:`vadscene.audit.protocols`), applied first by
+    :func:`prepare`; ``explicit`` names the settings given explicitly, which the preset leaves
+    as they are (a setting at other than its default counts as given too).
     """
 
     ground_truth: Path | None = None
@@ -91,16 +104,28 @@ class AuditRequest:
     bootstrap: int = 1000
     seed: int = 0
     interval_ap: bool = False
+    interval_ap_events: EventRule = "vadclip"
+    normal_with_anomaly: NormalWithAnomaly = "error"
+    category_bootstrap: CategoryBootstrap = "stratified"
     latex: bool = False
     svg: bool = False
     out: Path | None = None
     confine_to: Path | None = None
+    protocol: str | None = None
+    explicit: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        if self.interval_end not in INTERVAL_ENDS:
-            raise AuditRequestError(
-                f"interval_end {self.interval_end!r}: expected one of {', '.join(INTERVAL_ENDS)}"
-            )
+        for name, choices in (
+            ("interval_end", INTERVAL_ENDS),
+            ("interval_ap_events", EVENT_RULES),
+            ("normal_with_anomaly", NORMAL_WITH_ANOMALY),
+            ("category_bootstrap", CATEGORY_BOOTSTRAPS),
+        ):
+            value = getattr(self, name)
+            if value not in choices:
+                raise AuditRequestError(f"{name} {value!r}: expected one of {', '.join(choices)}")
+        if self.protocol is not None:
+            protocol_named(self.protocol)
 
 
 @dataclass(frozen=True)
@@ -117,10 +142,13 @@ class PreparedAudit:
     queries: tuple[Query, ...]
     features: tuple[Features, ...]
     soft_labels: np.ndarray | None
+    protocol: dict[str, str] | None = None
+    """How the report states the request's protocol (:func:`.protocols.protocol_conventions`)."""
 
     def run(self, progress: AuditProgress | None = None) -> AuditResult:
-        """The audit of these inputs with the request's bootstrap, seed and interval AP."""
-        return run_audit(
+        """The audit of these inputs with the request's bootstrap, seed and interval AP, its
+        conventions stating the protocol when one was chosen."""
+        result = run_audit(
             self.ground_truth,
             self.models,
             self.scene,
@@ -133,17 +161,25 @@ class PreparedAudit:
             features=self.features,
             soft_labels=self.soft_labels,
             interval_ap=self.request.interval_ap,
+            interval_ap_events=self.request.interval_ap_events,
+            category_bootstrap=self.request.category_bootstrap,
         )
+        if self.protocol is None:
+            return result
+        return replace(result, conventions={"protocol": self.protocol, **result.conventions})
 
 
 def prepare(request: AuditRequest) -> PreparedAudit:
     """Read every input ``request`` names, refusing a bad one before the next is read.
 
-    In order: the report folder (``out``, not created yet), the model and probe lists (with
+    First its protocol's settings are filled in (:func:`.protocols.apply_protocol`). Then, in
+    order: the report folder (``out``, not created yet), the model and probe lists (with
     ``confine_to``, each and every path they list checked), the ground truth, scene labels
     and scores, the definition scores, events, queries and features, the soft labels. An SVG
     report without its renderer installed is refused first, before any of them is read.
     """
+    protocol = protocol_conventions(request)
+    request = apply_protocol(request)
     if request.svg:
         svg_renderer()
     if request.out is not None:
@@ -156,6 +192,8 @@ def prepare(request: AuditRequest) -> PreparedAudit:
         ground_truth=request.ground_truth,
         ground_truth_format=request.ground_truth_format,
         interval_end=request.interval_end,
+        keep_interval_end=is_given(request, "interval_end"),
+        normal_with_anomaly=request.normal_with_anomaly,
         frame_counts=request.frame_counts,
         models=specs,
         snippet_repeat=request.snippet_repeat,
@@ -195,6 +233,7 @@ def prepare(request: AuditRequest) -> PreparedAudit:
             if request.soft_labels is not None
             else None
         ),
+        protocol=protocol,
     )
 
 

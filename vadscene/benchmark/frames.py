@@ -124,6 +124,13 @@ class GroundTruth:
 
     ``conventions`` records how the labels were read (interval end convention, where frame
     counts came from, snippet repetition) so every report can state them.
+
+    ``segments`` holds each video's annotated anomaly segments as ``(start, end)`` frame
+    numbers read half-open, ``[start, end)``, in annotation order and unmerged: the events
+    interval AP matches under the ``vadclip`` rule (docs/metrics.md, "Interval AP"). They
+    may touch or overlap, and an end may pass the video's last frame as annotated. ``None``
+    (the default) takes the maximal runs of anomalous frame labels, as per-frame formats
+    have no other segments.
     """
 
     video_ids: tuple[str, ...]
@@ -133,6 +140,7 @@ class GroundTruth:
     source: str
     conventions: dict[str, str] = field(default_factory=dict)
     normal_category: str = "Normal"
+    segments: tuple[tuple[tuple[int, int], ...], ...] | None = None
 
     def __post_init__(self) -> None:
         where = f"{self.source}: ground truth"
@@ -167,6 +175,13 @@ class GroundTruth:
                 f"{where}: offsets run from {self.offsets[0]} to {self.offsets[-1]} but must "
                 f"cover the {self.labels.shape[0]} labels from 0"
             )
+        object.__setattr__(
+            self,
+            "segments",
+            label_runs(self.labels, self.offsets)
+            if self.segments is None
+            else _checked_segments(self.segments, self.video_ids, self.frame_counts, where),
+        )
 
     @property
     def n_videos(self) -> int:
@@ -193,3 +208,55 @@ class GroundTruth:
     def labels_of(self, video_id: str) -> np.ndarray:
         i = self.video_ids.index(video_id)
         return self.labels[self.offsets[i] : self.offsets[i + 1]]
+
+
+def label_runs(labels: np.ndarray, offsets: np.ndarray) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Each video's maximal runs of anomalous frames as ``[start, end)`` frame numbers of the
+    video (a run never crosses a video boundary)."""
+    flags = np.asarray(labels, dtype=bool)
+    first = np.zeros(flags.size, dtype=bool)
+    first[offsets[:-1]] = True
+    previous = np.r_[False, flags[:-1]] & ~first
+    last = np.zeros(flags.size, dtype=bool)
+    last[offsets[1:] - 1] = True
+    following = np.r_[flags[1:], False] & ~last
+    starts = np.flatnonzero(flags & ~previous)
+    ends = np.flatnonzero(flags & ~following) + 1
+    video = np.searchsorted(offsets, starts, side="right") - 1
+    runs: list[list[tuple[int, int]]] = [[] for _ in range(offsets.size - 1)]
+    for v, start, end in zip(video.tolist(), starts.tolist(), ends.tolist(), strict=True):
+        runs[v].append((start - int(offsets[v]), end - int(offsets[v])))
+    return tuple(tuple(video_runs) for video_runs in runs)
+
+
+def _checked_segments(
+    segments: Sequence[Sequence[tuple[int, int]]],
+    video_ids: tuple[str, ...],
+    frame_counts: np.ndarray,
+    where: str,
+) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Segments as integer pairs, one sequence per video, each starting inside its video."""
+    if len(segments) != len(video_ids):
+        raise AuditInputError(
+            f"{where}: segments for {len(segments)} videos, expected one sequence per video "
+            f"({len(video_ids)})"
+        )
+    checked = []
+    for video, frames, given in zip(video_ids, frame_counts.tolist(), segments, strict=True):
+        pairs = []
+        for pair in given:
+            if len(pair) != 2 or not all(
+                isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in pair
+            ):
+                raise AuditInputError(
+                    f"{where}: video {video}: segment {pair!r} must be two integer frame numbers"
+                )
+            start, end = int(pair[0]), int(pair[1])
+            if not 0 <= start <= end or start >= frames:
+                raise AuditInputError(
+                    f"{where}: video {video}: segment [{start}, {end}) must satisfy "
+                    f"0 <= start <= end and start < {frames} (the video's frames)"
+                )
+            pairs.append((start, end))
+        checked.append(tuple(pairs))
+    return tuple(checked)

@@ -52,7 +52,18 @@ Categories come from the category column where the format has one, else from
 category (ShanghaiTech ``01_0014``) gets ``normal_category`` when it has no anomalous frame
 and ``"Anomaly"`` otherwise. ``GroundTruth.conventions`` records ``format``,
 ``interval_end``, ``frame_counts`` (where the counts came from), ``categories``,
-``video_order`` and any clipped intervals.
+``video_order``, any clipped intervals, ``segments`` (what interval AP's events are made of)
+and ``normal_with_anomaly``, and lists the videos with touching or overlapping intervals
+(``overlapping_intervals``).
+
+Annotated segments: the ``ucf-crime`` text keeps each interval as written, unmerged and
+unclipped, read ``[start, end)`` on the annotated numbers whatever ``interval_end`` is (as the
+released VadCLIP evaluation reads them; ``GroundTruth.segments``); the per-frame formats have
+no segments but their label runs.
+
+Consistency: a video of the normal category with anomalous frames is an error naming it, or,
+with ``normal_with_anomaly="anomalous"``, is counted as anomalous everywhere: its category
+becomes ``"Anomaly"`` (so it leaves every Normal-only population) and the conventions list it.
 """
 
 from __future__ import annotations
@@ -87,7 +98,11 @@ from vadscene.core.errors import parse_failure
 END_OVERRUN_TOLERANCE = 16
 """Frames an interval end may overrun the video's frame count before it is an error."""
 ANOMALY_CATEGORY = "Anomaly"
-"""Category of an anomalous video whose name carries no category (ShanghaiTech)."""
+"""Category of an anomalous video whose name carries no category (ShanghaiTech), and of a
+normal-category video with anomalous frames under ``normal_with_anomaly="anomalous"``."""
+NormalWithAnomaly = Literal["error", "anomalous"]
+NORMAL_WITH_ANOMALY: tuple[NormalWithAnomaly, ...] = ("error", "anomalous")
+"""What a video of the normal category with anomalous frames is: an error, or anomalous."""
 _MAX_LISTED = 20
 _INTEGER = re.compile(r"-?\d+")
 
@@ -100,6 +115,7 @@ def load_ground_truth(
     frame_counts: Mapping[str, int] | Path | str | None = None,
     registry_counts: Mapping[str, int] | None = None,
     normal_category: str = "Normal",
+    normal_with_anomaly: NormalWithAnomaly = "error",
 ) -> GroundTruth:
     """Frame labels of a benchmark from any of :data:`GROUND_TRUTH_FORMATS` (see module doc).
 
@@ -107,7 +123,8 @@ def load_ground_truth(
     ``frame_counts`` given with another format is an error (those formats carry their counts).
     ``registry_counts`` — the frame counts a workspace registered by probing its videos — are
     the fallback for a ``ucf-crime`` file without a count column when no ``frame_counts``
-    are given; other formats ignore them.
+    are given; other formats ignore them. ``normal_with_anomaly``: what a video of
+    ``normal_category`` with anomalous frames is (module doc, "Consistency").
     """
     path = Path(path)
     if not path.exists():
@@ -122,6 +139,11 @@ def load_ground_truth(
     if interval_end not in ("inclusive", "exclusive"):
         raise AuditInputError(
             f"{path}: interval_end must be 'inclusive' or 'exclusive', got {interval_end!r}"
+        )
+    if normal_with_anomaly not in NORMAL_WITH_ANOMALY:
+        raise AuditInputError(
+            f"{path}: normal_with_anomaly must be one of {', '.join(NORMAL_WITH_ANOMALY)}, "
+            f"got {normal_with_anomaly!r}"
         )
     if format != "ucf-crime" and frame_counts is not None:
         raise AuditInputError(
@@ -138,7 +160,7 @@ def load_ground_truth(
         gt_parts = _read_json(path)
     else:
         gt_parts = _read_label_table(path)
-    return gt_parts.build(path, format, normal_category)
+    return gt_parts.build(path, format, normal_category, normal_with_anomaly)
 
 
 def load_frame_counts(path: Path | str) -> dict[str, int]:
@@ -187,14 +209,22 @@ def load_frame_counts(path: Path | str) -> dict[str, int]:
 
 @dataclass
 class _Parts:
-    """Ground truth before assembly: per-video labels, categories (None: from the name)."""
+    """Ground truth before assembly: per-video labels, categories (None: from the name),
+    annotated segments (None: a per-frame format, whose segments are its label runs)."""
 
     videos: list[str]
     categories: list[str | None]
     labels: list[np.ndarray]
     conventions: dict[str, str]
+    segments: list[tuple[tuple[int, int], ...]] | None = None
 
-    def build(self, path: Path, format: str, normal_category: str) -> GroundTruth:
+    def build(
+        self,
+        path: Path,
+        format: str,
+        normal_category: str,
+        normal_with_anomaly: NormalWithAnomaly = "error",
+    ) -> GroundTruth:
         if not self.videos:
             raise AuditInputError(f"{path}: the ground truth lists no video")
         categories: list[str] = []
@@ -213,12 +243,24 @@ class _Parts:
                 f"; {from_labels} videos without a category in their name: "
                 f"{normal_category!r} if no anomalous frame, else {ANOMALY_CATEGORY!r}"
             )
+        # refused, or recategorised in place, before the categories are frozen below
+        normal_with_anomaly_stated = _treat_normal_with_anomaly(
+            path, self.videos, categories, self.labels, normal_category, normal_with_anomaly
+        )
         conventions = {
             "format": format,
             "interval_end": "not applicable (per-frame labels)",
             **self.conventions,
             "categories": source,
             "normal_category": normal_category,
+            "segments": (
+                "annotated intervals as written, unmerged, read [start, end) on the annotated "
+                "numbers: the events of interval AP under the vadclip rule"
+                if self.segments is not None
+                else "runs of anomalous frame labels (a per-frame format has no annotated "
+                "segments, so interval AP's vadclip and merged rules coincide)"
+            ),
+            "normal_with_anomaly": normal_with_anomaly_stated,
         }
         lengths = [len(labels) for labels in self.labels]
         return GroundTruth(
@@ -229,7 +271,46 @@ class _Parts:
             source=str(path),
             conventions=conventions,
             normal_category=normal_category,
+            segments=tuple(self.segments) if self.segments is not None else None,
         )
+
+
+def _treat_normal_with_anomaly(
+    path: Path,
+    videos: list[str],
+    categories: list[str],
+    labels: list[np.ndarray],
+    normal_category: str,
+    rule: NormalWithAnomaly,
+) -> str:
+    """Refuse, or recategorise in place as anomalous, the videos of ``normal_category`` with
+    anomalous frames; the conventions' sentence on what was found and done.
+
+    Such a video would count as mixed in micro/within/macro while every Normal-only
+    population (the leak-free bias population, category-vs-Normal) took it for normal.
+    """
+    found = [
+        i
+        for i, (category, video_labels) in enumerate(zip(categories, labels, strict=True))
+        if category == normal_category and video_labels.any()
+    ]
+    named = [f"{videos[i]} ({int(labels[i].sum())} anomalous frames)" for i in found]
+    if found and rule == "error":
+        raise AuditInputError(
+            f"{path}: {len(found)} video(s) of category {normal_category!r} have anomalous "
+            f"frames: {_listing(named)}; fix the ground truth, or count them as anomalous "
+            "with normal_with_anomaly='anomalous' (vadscene audit --normal-with-anomaly "
+            "anomalous)"
+        )
+    if not found:
+        return f"{rule}: no video of category {normal_category!r} has anomalous frames"
+    for i in found:
+        categories[i] = ANOMALY_CATEGORY
+    return (
+        f"anomalous: {len(found)} video(s) of category {normal_category!r} with anomalous "
+        f"frames counted as anomalous everywhere, category set to {ANOMALY_CATEGORY!r}: "
+        f"{_listing(named)}"
+    )
 
 
 @dataclass
@@ -317,6 +398,7 @@ def _read_annotation(
     by_video = {line.video: line for line in lines}
     clipped: list[str] = []
     labels = []
+    segments: list[tuple[tuple[int, int], ...]] = []
     for video in videos:
         n = counts[video]
         video_labels = np.zeros(n, dtype=bool)
@@ -345,6 +427,18 @@ def _read_annotation(
                     clipped.append(f"{video} [{start}, {end}] n={n}")
                 video_labels[start:stop] = True
         labels.append(video_labels)
+        segments.append(tuple(line.intervals) if line is not None else ())
+    overlapping = [
+        f"{video} {' '.join(f'[{s}, {e}]' for s, e in intervals)}"
+        for video, intervals in zip(videos, segments, strict=True)
+        if _touch_or_overlap(intervals, interval_end)
+    ]
+    if overlapping:
+        conventions["overlapping_intervals"] = (
+            f"{len(overlapping)} video(s) with touching or overlapping intervals "
+            f"({interval_end} ends), merged into one run of frame labels and kept apart for "
+            f"interval AP under the vadclip rule: {_listing(overlapping)}"
+        )
     if clipped:
         conventions["clipped_intervals"] = (
             f"{len(clipped)} interval(s) ending up to {END_OVERRUN_TOLERANCE} frames past the "
@@ -355,7 +449,19 @@ def _read_annotation(
     ]
     if has_category:
         conventions["categories"] = "category column"
-    return _Parts(videos, categories, labels, conventions)
+    return _Parts(videos, categories, labels, conventions, segments)
+
+
+def _touch_or_overlap(intervals: tuple[tuple[int, int], ...], interval_end: str) -> bool:
+    """Whether two intervals of one video share a frame or leave none between them, as
+    frame labels under ``interval_end`` (so they merge into one run of labels)."""
+    stops = sorted((s, e + 1 if interval_end == "inclusive" else e) for s, e in intervals)
+    reach = -1
+    for start, stop in stops:
+        if start <= reach:
+            return True
+        reach = max(reach, stop)
+    return False
 
 
 def uncounted_annotation_extents(path: Path) -> dict[str, int] | None:

@@ -30,8 +30,18 @@ commands = typer.Typer()
     "--snippet-repeat 16 --release releases/ucf-v1.json --out audit-report"
 )
 def audit(
+    ctx: typer.Context,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report files.")],
     gt: GroundTruthOption = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            help="look-inside or scene-bias: set every convention that paper used "
+            "(docs/papers.md): look-inside = inclusive interval ends, interval AP by the "
+            "VadCLIP rule; scene-bias = B = 1000, unstratified per-category "
+            "bootstrap. Options given explicitly win.",
+        ),
+    ] = None,
     gt_format: Annotated[
         str | None,
         typer.Option(
@@ -128,9 +138,32 @@ def audit(
         typer.Option(
             "--interval-ap",
             help="Also interval AP by the released VadCLIP rule (original, video-mean, "
-            "whole-video intervals).",
+            "whole-video intervals; tIoU 0.1–0.9; all and anomaly-containing videos; "
+            "class-wise mAP with definition scores).",
         ),
     ] = False,
+    interval_ap_events: Annotated[
+        str,
+        typer.Option(
+            help="Events of interval AP: vadclip (each annotated segment, end-exclusive, kept "
+            "apart, as the released VadCLIP code) or merged (runs of frame labels).",
+        ),
+    ] = "vadclip",
+    normal_with_anomaly: Annotated[
+        str,
+        typer.Option(
+            help="A Normal-category video with anomalous frames: error (default) or "
+            "anomalous (counted as an anomalous video, listed in the conventions).",
+        ),
+    ] = "error",
+    category_bootstrap: Annotated[
+        str,
+        typer.Option(
+            help="Replicates of the per-category AUROCs: stratified (default; videos "
+            "resampled within each category, so every category is in every replicate) or "
+            "unstratified (the shared video resamples).",
+        ),
+    ] = "stratified",
     soft_labels: Annotated[
         Path | None,
         typer.Option(
@@ -169,8 +202,9 @@ def audit(
             help="Print the summary as one JSON object instead of lines: summary (videos, "
             "frames, anomalous_frames, normal_frames, anomalous_videos, mixed_videos, "
             "prevalence, within_pair_fraction, max_within_gain, oracle_video_constant_auroc, "
-            "one_bit_auroc), scene_coverage (factor: covered videos), models (model, family, "
-            "micro_auroc, ci_low, ci_high), definition_probes (model, probe, auroc), "
+            "one_bit_auroc, within_effective_videos), scene_coverage (factor: covered "
+            "videos), models (model, family, micro_auroc, ci_low, ci_high), "
+            "definition_probes (model, probe, auroc), "
             "warnings, report (file name: path); a number without a value is null. The "
             "report is written all the same.",
         ),
@@ -180,13 +214,26 @@ def audit(
 
     Without --scores it reports the benchmark's composition (a ground-truth-only run).
     """
+    from vadscene.audit.compute.intervals import EVENT_RULES
+    from vadscene.audit.compute.uncertainty import CATEGORY_BOOTSTRAPS
     from vadscene.audit.io.scores import parse_scores_argument
     from vadscene.audit.io.sources import INTERVAL_ENDS
+    from vadscene.audit.protocols import PROTOCOLS
     from vadscene.audit.report.summary import summary_line
     from vadscene.audit.report.writer import REPORT_STEPS, bias_warnings
     from vadscene.audit.request import AuditRequest, prepare, write_outputs
+    from vadscene.benchmark.ground_truth import NORMAL_WITH_ANOMALY
 
+    # typed options (or from the environment) win over the protocol; typer bundles its own
+    # click, so the parameter source is compared by name
+    given = {
+        name
+        for name in ctx.params
+        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") not in _DEFAULT_SOURCES
+    }
     request = AuditRequest(
+        protocol=require_choice("--protocol", protocol, tuple(PROTOCOLS)) if protocol else None,
+        explicit=frozenset(given),
         ground_truth=gt,
         ground_truth_format=gt_format,
         interval_end=require_choice("--interval-end", interval_end, INTERVAL_ENDS),
@@ -209,6 +256,13 @@ def audit(
         bootstrap=bootstrap,
         seed=seed,
         interval_ap=interval_ap,
+        interval_ap_events=require_choice("--interval-ap-events", interval_ap_events, EVENT_RULES),
+        normal_with_anomaly=require_choice(
+            "--normal-with-anomaly", normal_with_anomaly, NORMAL_WITH_ANOMALY
+        ),
+        category_bootstrap=require_choice(
+            "--category-bootstrap", category_bootstrap, CATEGORY_BOOTSTRAPS
+        ),
         latex=latex,
         svg=svg,
         out=out_dir,
@@ -240,15 +294,25 @@ def audit(
     if prepared.models:
         micro = result.metrics.query("granularity == 'micro'")
         for row in micro.itertuples():
-            out.print(  # not markup: "[0.81, 0.93]" and "[nan, nan]" are text
-                f"  {row.model}: micro AUROC {row.value:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
-                markup=False,
+            interval = (
+                f"[{row.ci_low:.4f}, {row.ci_high:.4f}]"
+                if math.isfinite(row.ci_low) and math.isfinite(row.ci_high)
+                else "(no interval: B = 0)"
+                if prepared.request.bootstrap == 0
+                else "(no interval)"
+            )
+            out.print(  # not markup: "[0.81, 0.93]" is text
+                f"  {row.model}: micro AUROC {row.value:.4f} {interval}", markup=False
             )
     probes = result.definition_probes
     for row in probes[probes["metric"] == "auroc"].itertuples() if not probes.empty else ():
         value = f"{row.value:+.4f}" if math.isfinite(row.value) else "n/a (no input for it)"
         out.print(f"  {row.model}: {row.probe} {value}", markup=False)
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
+
+
+_DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")
+"""Parameter sources of an option the user did not give."""
 
 
 def _audit_summary(

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -68,6 +68,11 @@ CATALOGUE_NAME = "catalogue.yaml"
 STORE_NAME = "annotations.db"
 WORKSPACE_FORMAT: Literal[1] = 1
 INCOMPLETE_NAME = ".vadscene-incomplete"
+
+LABELLING_READS_NORMAL_WITH_ANOMALY: Final = "anomalous"
+"""A normal-category video with anomalous frames is labelled as an anomalous one: an
+inconsistent ground truth must not stop a campaign. The audit refuses it unless told otherwise
+(``vadscene audit --normal-with-anomaly``)."""
 """Marker of a workspace being created: lists what the creation made, so an interrupted one
 can be removed. A folder holding it is not a workspace (its ``vadscene.yaml`` comes last)."""
 
@@ -265,7 +270,12 @@ def ground_truth_video_ids(reference: GroundTruthRef, path: Path) -> list[str]:
     stand_ins = _uncounted_annotation(reference, path)
     if stand_ins is not None:
         return list(stand_ins)
-    truth = load_ground_truth(path, format=reference.format, interval_end=reference.interval_end)
+    truth = load_ground_truth(
+        path,
+        format=reference.format,
+        interval_end=reference.interval_end,
+        normal_with_anomaly=LABELLING_READS_NORMAL_WITH_ANOMALY,
+    )
     return list(truth.video_ids)
 
 
@@ -296,6 +306,7 @@ def _match_ground_truth(
             format=reference.format,
             interval_end=reference.interval_end,
             normal_category=normal_category,
+            normal_with_anomaly=LABELLING_READS_NORMAL_WITH_ANOMALY,
         )
         video_of, absent = match_video_ids(truth.video_ids, counts)
     else:
@@ -305,6 +316,7 @@ def _match_ground_truth(
             format=reference.format,
             interval_end=reference.interval_end,
             registry_counts={**counts, **{video: stand_ins[video] for video in absent}},
+            normal_with_anomaly=LABELLING_READS_NORMAL_WITH_ANOMALY,
             normal_category=normal_category,
         )
     index = {video: i for i, video in enumerate(truth.video_ids)}

@@ -433,6 +433,7 @@ def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
     report writes their tables, figures and sections."""
     from vadscene.audit.compute.engine import run_audit
     from vadscene.audit.compute.prototypes import audit_features
+    from vadscene.audit.compute.uncertainty import stratified_multiplicities
     from vadscene.audit.io.features import Features
     from vadscene.audit.io.scores import ModelScores
     from vadscene.audit.report.writer import write_report
@@ -454,13 +455,17 @@ def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
         classes=classes,
         features=[features],
     )
-    resamples = video_multiplicities(
-        gt.n_videos, 20, np.random.default_rng(np.random.SeedSequence(3).spawn(2)[0])
+    video_stream = np.random.SeedSequence(3).spawn(2)[0]
+    resamples = video_multiplicities(gt.n_videos, 20, np.random.default_rng(video_stream))
+    # the per-category readout reads the category-stratified draws, the video stream's child
+    by_category = stratified_multiplicities(
+        np.array(gt.categories), 20, np.random.default_rng(video_stream.spawn(1)[0])
     )
     direct = audit_definitions(gt, [following], classes, resamples=resamples, selection_seed=3)
     pd.testing.assert_frame_equal(result.definition_probes, direct.probes)
     pd.testing.assert_frame_equal(
-        result.readout, audit_features(gt, [features], resamples=resamples)
+        result.readout,
+        audit_features(gt, [features], resamples=resamples, by_category=by_category),
     )
     written = write_report(result, tmp_path / "report")
     for name in (

@@ -98,7 +98,16 @@ def test_snippet_labels_and_scores_match_explicit_loops() -> None:
         np.testing.assert_allclose(scores["within_video"][i], expected, rtol=0, atol=TOL)
     small = [min(ys.sum(), (~ys).sum()) == 1 for ys in labels]
     assert small[0]  # v00: one anomalous snippet
-    assert left_out == sum(small)
+    frames = [gt.labels[gt.offsets[i] : gt.offsets[i + 1]] for i in range(gt.n_videos)]
+    assert left_out["within_video"] == [
+        "mixed, with fewer than two snippets of a label"
+        if f.any() and not f.all()
+        else "without both anomalous and normal frames"
+        for f, ys in zip(frames, labels, strict=True)
+        if min(ys.sum(), (~ys).sum()) < 2
+    ]
+    assert left_out["per_category"] == ["of the Normal category"] * gt.categories.count("Normal")
+    assert left_out["global"] == []
 
 
 def test_readout_aurocs_match_sklearn() -> None:
@@ -148,3 +157,43 @@ def test_features_of_the_wrong_length_name_file_and_video(tmp_path: Path) -> Non
     np.save(tmp_path / "v02.npy", np.zeros((features.per_video[2].shape[0], 6)))
     with pytest.raises(AuditInputError, match=r"v02\.npy: video v02: features of dimension 6"):
         load_features(tmp_path, gt, name="m", snippet_repeat=K)
+
+
+def test_left_out_counts_every_video_a_readout_does_not_read_with_its_reason() -> None:
+    """Every video is either read by a readout or left out with a reason: Normal videos and
+    frame-mixed videos whose snippets hold fewer than two of a label are counted too."""
+    gt, features = make_benchmark(3, videos=15)
+    labels = loop_labels(gt, features)
+    frames = [gt.labels[gt.offsets[i] : gt.offsets[i + 1]] for i in range(gt.n_videos)]
+    mixed = [bool(f.any() and not f.all()) for f in frames]
+    few = [m and min(y.sum(), (~y).sum()) < 2 for m, y in zip(mixed, labels, strict=True)]
+    # v00: mixed frames, a single anomalous snippet; some mixed video has one on a side only
+    assert few[0] and sum(few) >= 1
+    normal = [c == "Normal" for c in gt.categories]
+    table = audit_features(gt, [features]).set_index("readout")
+    assert (table["videos"] + table["left_out"] == gt.n_videos).all()
+    within = table.loc["within_video"]
+    assert within["left_out"] == sum(not m for m in mixed) + sum(few)
+    assert within["left_out_reasons"] == (
+        f"{sum(not m for m in mixed)} without both anomalous and normal frames; "
+        f"{sum(few)} mixed, with fewer than two snippets of a label"
+    )
+    per_category = table.loc["per_category"]
+    assert per_category["left_out"] == sum(normal)
+    assert per_category["left_out_reasons"] == f"{sum(normal)} of the Normal category"
+    assert table.loc["global", "left_out"] == 0
+    assert table.loc["global", "left_out_reasons"] == "none"
+
+
+def test_a_category_without_both_snippet_labels_is_left_out_with_its_videos() -> None:
+    gt, features = make_benchmark(4, videos=12)
+    # Arson's videos lose their anomalies: no anomalous Arson snippet, so no Arson prototype
+    arson = np.isin(gt.video_index(), [i for i, c in enumerate(gt.categories) if c == "Arson"])
+    gt = GroundTruth(gt.video_ids, gt.categories, gt.offsets, gt.labels & ~arson, gt.source)
+    table = audit_features(gt, [features]).set_index("readout")
+    videos_of = {c: gt.categories.count(c) for c in set(gt.categories)}
+    assert table.loc["per_category", "left_out_reasons"] == (
+        f"{videos_of['Normal']} of the Normal category; {videos_of['Arson']} of categories "
+        "without both an anomalous and a normal snippet (Arson)"
+    )
+    assert table.loc["per_category", "videos"] == videos_of["Abuse"]

@@ -51,23 +51,26 @@ SUMMARY = {
     "max_within_gain": 0.0736,
     "oracle_video_constant_auroc": 0.8906,
     "one_bit_auroc": 0.7865,
+    "within_effective_videos": 2.3832,  # 33900² / (18900² + 10000² + 5000²) from composition
 }
 COLUMNS = {
     "composition": ["video", "category", "frames", "anomalous", "normal", "mixed"],
-    "metrics": ["model", "family", "granularity", "value", "ci_low", "ci_high"],
+    "metrics": ["model", "family", "granularity", "value", "ci_low", "ci_high", "clustered_se"],
     "controls": [
-        "model", "family", "micro", "micro_video_mean", "retention_mean", "within_video_mean",
-        "ap", "ap_video_mean", "ap_retention", "prevalence", "obuchowski_se",
+        "model", "family", "micro", "micro_video_mean", "retention_mean", "retention_mean_note",
+        "within_video_mean", "ap", "ap_video_mean", "ap_retention", "ap_retention_note",
+        "prevalence", "obuchowski_se", "micro_permuted", "retention_permuted",
+        "retention_permuted_note",
     ],
     "per_category": [
         "model", "category", "videos", "anomalous_frames", "normal_frames",
         "same_category_auroc", "category_vs_normal_auroc",
     ],
     "comparisons": [
-        "model_a", "model_b", "family_a", "family_b", "granularity", "difference", "ci_low",
-        "ci_high", "resolved",
+        "model_a", "model_b", "family_a", "family_b", "scope", "granularity", "difference",
+        "ci_low", "ci_high", "resolved",
     ],
-    "resolved": ["granularity", "family", "resolved", "pairs"],
+    "resolved": ["granularity", "scope", "family", "resolved", "pairs"],
     "bias": [
         "model", "family", "factor", "positive", "negative", "primary", "role", "n_positive",
         "n_negative", "bias_auroc", "ci_low", "ci_high", "p_bias", "p_permutation", "p_holm",
@@ -90,30 +93,33 @@ CONTRASTS = (
     ("location", "residential", "fuel-station", False, "scene", 2, 1),
 )
 METRICS = [
-    ("RTFM", "I3D", "micro", 0.8412, 0.8120, 0.8690),
-    ("RTFM", "I3D", "within", 0.6305, 0.5511, 0.7020),
-    ("RTFM", "I3D", "cross", 0.8461, 0.8150, 0.8744),
-    ("RTFM", "I3D", "macro", 0.6950, 0.6011, 0.7802),
-    ("RTFM", "I3D", "per_category", 0.7104, 0.6530, 0.7650),
-    ("RTFM", "I3D", "category_vs_normal", 0.8003, 0.7612, 0.8390),
-    ("UR-DMU", "I3D", "micro", 0.8630, 0.8301, 0.8912),
-    ("UR-DMU", "I3D", "within", 0.7410, 0.6703, 0.8025),
-    ("UR-DMU", "I3D", "cross", 0.8660, 0.8322, 0.8951),
-    ("UR-DMU", "I3D", "macro", 0.7512, 0.6800, 0.8217),
-    ("UR-DMU", "I3D", "per_category", 0.7630, 0.7015, 0.8190),
-    ("UR-DMU", "I3D", "category_vs_normal", 0.8301, 0.7902, 0.8688),
-    ("VadCLIP", "CLIP", "micro", 0.8801, 0.8502, 0.9077),
-    ("VadCLIP", "CLIP", "within", 0.5904, 0.5120, 0.6655),
-    ("VadCLIP", "CLIP", "cross", 0.8852, 0.8560, 0.9120),
-    ("VadCLIP", "CLIP", "macro", 0.6420, 0.5533, 0.7290),
-    ("VadCLIP", "CLIP", "per_category", 0.6981, 0.6402, 0.7560),
-    ("VadCLIP", "CLIP", "category_vs_normal", 0.8410, 0.8015, 0.8801),
+    ("RTFM", "I3D", "micro", 0.8412, 0.8120, 0.8690, 0.0290),
+    ("RTFM", "I3D", "within", 0.6305, 0.5511, 0.7020, 0.0385),
+    ("RTFM", "I3D", "cross", 0.8461, 0.8150, 0.8744, np.nan),
+    ("RTFM", "I3D", "macro", 0.6950, 0.6011, 0.7802, 0.0460),
+    ("RTFM", "I3D", "per_category", 0.7104, 0.6530, 0.7650, np.nan),
+    ("RTFM", "I3D", "category_vs_normal", 0.8003, 0.7612, 0.8390, np.nan),
+    ("UR-DMU", "I3D", "micro", 0.8630, 0.8301, 0.8912, 0.0281),
+    ("UR-DMU", "I3D", "within", 0.7410, 0.6703, 0.8025, 0.0342),
+    ("UR-DMU", "I3D", "cross", 0.8660, 0.8322, 0.8951, np.nan),
+    ("UR-DMU", "I3D", "macro", 0.7512, 0.6800, 0.8217, 0.0392),
+    ("UR-DMU", "I3D", "per_category", 0.7630, 0.7015, 0.8190, np.nan),
+    ("UR-DMU", "I3D", "category_vs_normal", 0.8301, 0.7902, 0.8688, np.nan),
+    ("VadCLIP", "CLIP", "micro", 0.8801, 0.8502, 0.9077, 0.0270),
+    ("VadCLIP", "CLIP", "within", 0.5904, 0.5120, 0.6655, 0.0390),
+    ("VadCLIP", "CLIP", "cross", 0.8852, 0.8560, 0.9120, np.nan),
+    ("VadCLIP", "CLIP", "macro", 0.6420, 0.5533, 0.7290, 0.0450),
+    ("VadCLIP", "CLIP", "per_category", 0.6981, 0.6402, 0.7560, np.nan),
+    ("VadCLIP", "CLIP", "category_vs_normal", 0.8410, 0.8015, 0.8801, np.nan),
 ]
-CONTROLS = [
-    ("RTFM", "I3D", 0.8412, 0.8350, 0.9815, 0.5, 0.4120, 0.4010, 0.9482, 0.2, 0.0290),
-    ("UR-DMU", "I3D", 0.8630, 0.8555, 0.9793, 0.5, 0.4533, 0.4390, 0.9442, 0.2, 0.0281),
-    ("VadCLIP", "CLIP", 0.8801, 0.8790, 0.9971, 0.5, 0.4801, 0.4785, 0.9942, 0.2, 0.0270),
-]
+CONTROLS = [  # notes missing: every retention defined; R_perm = (micro_permuted − ½) / (micro − ½)
+    ("RTFM", "I3D", 0.8412, 0.8350, 0.9815, np.nan, 0.5, 0.4120, 0.4010, 0.9482, np.nan, 0.2,
+     0.0290, 0.8052, 0.8945, np.nan),
+    ("UR-DMU", "I3D", 0.8630, 0.8555, 0.9793, np.nan, 0.5, 0.4533, 0.4390, 0.9442, np.nan, 0.2,
+     0.0281, 0.8267, 0.9000, np.nan),
+    ("VadCLIP", "CLIP", 0.8801, 0.8790, 0.9971, np.nan, 0.5, 0.4801, 0.4785, 0.9942, np.nan, 0.2,
+     0.0270, 0.8453, 0.9084, np.nan),
+]  # fmt: skip
 PER_CATEGORY = [
     (model, category, 1, anomalous, normal, round(auc - shift, 4), round(auc - shift + 0.1, 4))
     for model, shift in (("RTFM", 0.0), ("UR-DMU", -0.03), ("VadCLIP", 0.05))
@@ -124,18 +130,22 @@ PER_CATEGORY = [
     )
 ]
 COMPARISONS = [
-    ("RTFM", "UR-DMU", "I3D", "I3D", "micro", -0.0218, -0.0501, 0.0052, False),
-    ("RTFM", "VadCLIP", "I3D", "CLIP", "micro", -0.0389, -0.0710, -0.0101, True),
-    ("UR-DMU", "VadCLIP", "I3D", "CLIP", "micro", -0.0171, -0.0460, 0.0110, False),
-    ("RTFM", "UR-DMU", "I3D", "I3D", "within", -0.1105, -0.1902, -0.0320, True),
-    ("RTFM", "VadCLIP", "I3D", "CLIP", "within", 0.0401, -0.0380, 0.1150, False),
-    ("UR-DMU", "VadCLIP", "I3D", "CLIP", "within", 0.1506, 0.0720, 0.2260, True),
+    ("RTFM", "UR-DMU", "I3D", "I3D", "within_family", "micro", -0.0218, -0.0501, 0.0052, False),
+    ("RTFM", "VadCLIP", "I3D", "CLIP", "cross_family", "micro", -0.0389, -0.0710, -0.0101, True),
+    ("UR-DMU", "VadCLIP", "I3D", "CLIP", "cross_family", "micro", -0.0171, -0.0460, 0.0110, False),
+    ("RTFM", "UR-DMU", "I3D", "I3D", "within_family", "within", -0.1105, -0.1902, -0.0320, True),
+    ("RTFM", "VadCLIP", "I3D", "CLIP", "cross_family", "within", 0.0401, -0.0380, 0.1150, False),
+    ("UR-DMU", "VadCLIP", "I3D", "CLIP", "cross_family", "within", 0.1506, 0.0720, 0.2260, True),
 ]
 RESOLVED = [
-    ("micro", "all", 1, 3),
-    ("micro", "I3D", 0, 1),
-    ("within", "all", 2, 3),
-    ("within", "I3D", 1, 1),
+    ("micro", "all", "all", 1, 3),
+    ("micro", "within_family", "within-family", 0, 1),
+    ("micro", "cross_family", "cross-family", 1, 2),
+    ("micro", "family", "I3D", 0, 1),
+    ("within", "all", "all", 2, 3),
+    ("within", "within_family", "within-family", 1, 1),
+    ("within", "cross_family", "cross-family", 1, 2),
+    ("within", "family", "I3D", 1, 1),
 ]
 BIAS_AUROC = {"color": 0.31, "residential": 0.58, "single": 0.74}
 
@@ -384,7 +394,7 @@ def test_html_has_contents_and_formatted_metrics(report: dict[str, Path]):
     page = report["report.html"].read_text()
     text = re.sub(r"<[^>]+>", "", page)
 
-    for model, _family, _g, value, low, high in METRICS:
+    for model, _family, _g, value, low, high, _se in METRICS:
         assert f"{value:.4f} [{low:.4f}, {high:.4f}]" in text, model
     assert '0.8412 <span class="ci">[0.8120, 0.8690]</span>' in page  # interval on its own line
     for anchor in re.findall(r'<a href="#([^"]+)">', page):
@@ -404,13 +414,14 @@ def test_markdown_states_conventions_and_every_section(report: dict[str, Path]):
     assert "0.8412 [0.8120, 0.8690]" in text
     assert "| RTFM | UR-DMU | -0.0218 [-0.0501, +0.0052] | -0.1105 [-0.1902, -0.0320] ✓ |" in text
     assert "Δscene" in text and "p_bias" in text and "R_mean" in text
-    assert text.count("How to read this.") == 7  # every section but the inputs
+    assert text.count("How to read this.") == 8  # every section but the inputs
     for section in (
         "Benchmark composition",
         "AUROC at each granularity",
         "Video-level controls",
         "Per-category AUROC",
         "Paired model comparisons",
+        "Clustered standard errors and model covariance",
         "Scene bias on normal footage",
         "Scene-conditioned AUROC",
     ):
@@ -448,7 +459,7 @@ def test_ground_truth_only_report(gt_only: AuditResult, tmp_path: Path):
 
 def test_comparisons_are_left_out_when_no_pair_was_compared(gt_only: AuditResult, tmp_path: Path):
     # what the engine writes for fewer than two models: counts of zero pairs
-    zero_pairs = _table("resolved", [("micro", "all", 0, 0), ("within", "all", 0, 0)])
+    zero_pairs = _table("resolved", [("micro", "all", "all", 0, 0), ("within", "all", "all", 0, 0)])
     result = AuditResult(
         **{name: getattr(gt_only, name) for name in AuditResult.TABLES if name != "resolved"},
         resolved=zero_pairs,

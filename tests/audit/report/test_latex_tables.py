@@ -268,7 +268,15 @@ def test_latex_tables_are_booktabs_with_aligned_numbers(demo_audit: tuple[dict, 
     assert "bias-AUC" in bias and "(Normal only)" in bias
     assert "\\textit{color: color vs grayscale}, $n_\\oplus/n_\\ominus = 4/5$" in bias
     resolved = (latex / "resolved.tex").read_text(encoding="utf-8")
-    assert "Granularity & all & demo-cnn & demo-vlm \\\\" in resolved
+    # five subsets are too many columns: one row per subset, granularities as columns
+    assert "Family & micro & cross & within & macro & per-category & " in resolved
+    cells = {
+        (r["family"], r["granularity"]): f"{r['resolved']}/{r['pairs']}" for r in report["resolved"]
+    }
+    order = ("micro", "cross", "within", "macro", "per_category", "category_vs_normal")
+    for family in ("all", "within-family", "cross-family", "demo-cnn", "demo-vlm"):
+        row = " & ".join([family, *(cells[(family, g)] for g in order)])
+        assert row + " \\\\" in resolved
 
 
 def test_each_file_names_the_packages_it_needs(

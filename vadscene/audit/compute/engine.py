@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from vadscene.audit.compute import metrics, tables
+from vadscene.audit.compute import controls, intervals, metrics, tables, uncertainty
 from vadscene.audit.compute.bootstrap import (
-    obuchowski_covariance,
     percentile_interval,
     video_multiplicities,
 )
@@ -80,9 +79,17 @@ class _Benchmark:
     def runs_of(self, frame_scores: np.ndarray) -> FrameRuns:
         return frame_runs(frame_scores, self.gt.labels, self.video_index)
 
-    def granularities(self, u: np.ndarray, multiplicities: np.ndarray) -> dict[str, np.ndarray]:
+    def granularities(
+        self, u: np.ndarray, multiplicities: np.ndarray, by_category: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
         return metrics.all_granularities(
-            u, self.a, self.n, multiplicities, self.categories, self.gt.normal_category
+            u,
+            self.a,
+            self.n,
+            multiplicities,
+            self.categories,
+            self.gt.normal_category,
+            by_category=by_category,
         )
 
 
@@ -100,6 +107,8 @@ def run_audit(
     features: Sequence[Features] = (),
     soft_labels: np.ndarray | None = None,
     interval_ap: bool = False,
+    interval_ap_events: intervals.EventRule = "vadclip",
+    category_bootstrap: uncertainty.CategoryBootstrap = "stratified",
 ) -> AuditResult:
     """Audit models' frame scores against ground truth (and scene labels).
 
@@ -111,15 +120,28 @@ def run_audit(
     :func:`.definitions.load_events`) or else the video categories, and D@5 over
     ``queries`` (default: one singleton query per class). ``features`` (per-snippet
     features) add the prototype readout (:mod:`.prototypes`). Both share the models' paired
-    video bootstrap draws. ``soft_labels`` (F,) in [0, 1] add each model's Prob-AUC
-    (:func:`.tables.prob_auc`). ``interval_ap`` adds the interval AP columns of the
-    ``further`` table (the released VadCLIP rule; a Python pass over every video's proposals,
-    so it is asked for rather than always run).
+    video bootstrap draws. ``soft_labels`` (F,) in [0, 1] add each model's Prob-AUC at
+    micro, per-category and macro with paired intervals (:mod:`.uncertainty`).
+    ``interval_ap`` adds the interval AP columns of the
+    ``further`` table and the ``interval_ap`` table (tIoU 0.1–0.9, all and anomaly-containing
+    videos), and with definition scores the ``class_wise_map`` table (the released VadCLIP
+    rule, :mod:`.intervals`; a Python pass over every video's proposals, so it is asked for
+    rather than always run); ``interval_ap_events`` is its event rule (``vadclip``: each
+    annotated segment, ``merged``: the runs of frame labels).
+    ``category_bootstrap``: the replicates of the
+    per-category granularities (and their Prob-AUC) resample videos within each category
+    (``stratified``, every category in every replicate) or are the shared video resamples
+    (``unstratified``); either way the draws are the same for every model.
 
     Three steps: every input is checked first (:func:`_validate`), so a bad one is refused
     before any model is scored; then the tables are computed; then the conventions that
     state how they were computed are assembled.
     """
+    if interval_ap_events not in intervals.EVENT_RULES:
+        raise AuditInputError(
+            f"interval_ap_events {interval_ap_events!r}: expected one of "
+            f"{', '.join(intervals.EVENT_RULES)}"
+        )
     checked = _validate(
         ground_truth,
         models,
@@ -131,14 +153,21 @@ def run_audit(
         queries=queries,
         features=features,
         soft_labels=soft_labels,
+        category_bootstrap=category_bootstrap,
     )
     report = progress or _no_progress
     bench = _Benchmark(ground_truth)
     # A third stream for the leak-free bootstrap and the permutations: spawn(3) keeps the
     # first two children, so adding it left the existing draws unchanged.
     video_stream, scene_stream, test_stream = np.random.SeedSequence(seed).spawn(3)
+    # The category draws come from the video stream's first child: spawning it leaves the
+    # video stream's own draws unchanged.
+    category_rng = np.random.default_rng(video_stream.spawn(1)[0])
     resamples = video_multiplicities(
         ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
+    )
+    by_category = uncertainty.category_multiplicities(
+        category_bootstrap, bench.categories, resamples, category_rng
     )
     audited = _audit_models(
         bench,
@@ -147,19 +176,31 @@ def run_audit(
         resamples,
         n_bootstrap,
         (scene_stream, test_stream),
-        interval_ap=interval_ap,
+        by_category=by_category,
+        events=intervals.video_events(ground_truth, interval_ap_events) if interval_ap else None,
         report=report,
     )
     rows = audited.rows
     rows["comparisons"] = _comparisons(models, audited.estimates, audited.replicates)
     rows["resolved"] = _resolved_counts(models, rows["comparisons"])
-    optional = _model_tables(models, rows, soft_labels)
+    optional = _model_tables(models, rows)
+    optional["covariance"] = _covariance_table(bench, models, audited)
+    if soft_labels is not None:
+        optional["prob_auc"] = _prob_auc_table(bench, models, soft_labels, (resamples, by_category))
+    optional["video_level"] = pd.DataFrame(
+        rows["video_level"], columns=list(controls.VIDEO_LEVEL_COLUMNS)
+    )
+    optional["retention_summary"] = controls.retention_summary(_frame("controls", rows["controls"]))
     if checked.classes is not None:
         optional |= _definition_tables(
             ground_truth, definition_scores, checked.classes, queries, resamples, seed, report
         )
     if features:
-        optional["readout"] = _readout(ground_truth, features, resamples, report)
+        optional["readout"] = _readout(ground_truth, features, (resamples, by_category), report)
+    if interval_ap and checked.classes is not None:
+        optional["class_wise_map"] = intervals.class_wise_map(
+            ground_truth, definition_scores, checked.classes, interval_ap_events
+        )
     return AuditResult(
         conventions=_conventions(
             ground_truth,
@@ -168,6 +209,10 @@ def run_audit(
             n_bootstrap,
             seed,
             audited.empty_contrasts,
+            interval_ap_events=interval_ap_events if interval_ap else None,
+            category_bootstrap=_category_draws_stated(
+                bench, category_bootstrap, resamples, by_category
+            ),
             definition_scores=definition_scores,
             classes=classes,
             queries=queries,
@@ -210,11 +255,17 @@ def _validate(
     queries: Sequence[Query],
     features: Sequence[Features],
     soft_labels: np.ndarray | None,
+    category_bootstrap: str,
 ) -> _Checked:
     """Refuse any input :func:`run_audit` cannot audit, cheapest checks first, before any
     model is scored."""
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
+    if category_bootstrap not in uncertainty.CATEGORY_BOOTSTRAPS:
+        raise AuditInputError(
+            f"category_bootstrap {category_bootstrap!r}: expected one of "
+            f"{', '.join(uncertainty.CATEGORY_BOOTSTRAPS)}"
+        )
     _check_types(ground_truth, models, scene)
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise AuditInputError(f"the bootstrap seed must be an integer ≥ 0, got {seed!r}")
@@ -249,12 +300,13 @@ def memory_estimate(n_videos: int, n_frames: int, n_models: int, n_bootstrap: in
     """Rough peak bytes of :func:`run_audit`, to refuse absurd sizes before allocating.
 
     The terms that grow: V × V float64 matrices (the oracle's comparison, outer product and
-    pair counts at once; each model's U and its reduction, two models at a time), the
-    bootstrap's (B, V) multiplicities and per-replicate sums, and per-frame arrays (labels,
-    video index, each model's scores and its sorted runs).
+    pair counts at once; each model's U beside its reduction or, in its controls, the
+    permutation control's three or the video-level AUROC's, two models at a time), the
+    bootstrap's (B, V) multiplicities (shared and per category) and per-replicate sums, and
+    per-frame arrays (labels, video index, each model's scores and its sorted runs).
     """
-    pair_matrices = 8 * n_videos**2 * (4 + 2 * min(n_models, 2))
-    bootstrap = 8 * n_bootstrap * n_videos * (1 + 3 * min(n_models, 2))
+    pair_matrices = 8 * n_videos**2 * (4 + 4 * min(n_models, 2))
+    bootstrap = 8 * n_bootstrap * n_videos * (2 + 3 * min(n_models, 2))
     frames = n_frames * (24 + 48 * n_models)
     return pair_matrices + bootstrap + frames
 
@@ -305,7 +357,7 @@ def _refuse_one_kind_of_frame(ground_truth: GroundTruth) -> None:
 
 
 def _check_soft_labels(ground_truth: GroundTruth, soft_labels: np.ndarray | None) -> None:
-    """Soft labels are one value per ground-truth frame (see load_soft_labels)."""
+    """Soft labels are one value in [0, 1] per ground-truth frame (see load_soft_labels)."""
     if soft_labels is None:
         return
     if not isinstance(soft_labels, np.ndarray):
@@ -316,6 +368,17 @@ def _check_soft_labels(ground_truth: GroundTruth, soft_labels: np.ndarray | None
     if soft_labels.shape != ground_truth.labels.shape:
         raise AuditInputError(
             f"{soft_labels.shape[0]} soft labels for {ground_truth.n_frames} ground-truth frames"
+        )
+    with np.errstate(invalid="ignore"):
+        outside = ~((soft_labels >= 0) & (soft_labels <= 1))  # NaN is outside too
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        video = int(ground_truth.video_index()[first])
+        raise AuditInputError(
+            f"soft labels must be finite values in [0, 1]: {int(outside.sum())} are not, the "
+            f"first is video {ground_truth.video_ids[video]} frame "
+            f"{first - int(ground_truth.offsets[video])} (frame {first} of the ground truth): "
+            f"{soft_labels[first]}"
         )
 
 
@@ -373,12 +436,14 @@ def _check_features(ground_truth: GroundTruth, features: Sequence[Features]) -> 
 @dataclass(frozen=True)
 class _ModelsAudited:
     """Every model's table rows (in the models' order), point estimates and bootstrap
-    replicates per granularity, and the scene contrasts left out for want of support."""
+    replicates per granularity, and the scene contrasts left out for want of support; the
+    terms of the clustered covariances per model."""
 
     rows: dict[str, list[dict]]
     estimates: dict[str, dict[str, float]]
     replicates: dict[str, dict[str, np.ndarray]]
     empty_contrasts: list[str]
+    terms: dict[str, uncertainty.ClusterTerms]
 
 
 def _audit_models(
@@ -389,15 +454,20 @@ def _audit_models(
     n_bootstrap: int,
     streams: tuple[np.random.SeedSequence, np.random.SeedSequence],
     *,
-    interval_ap: bool,
+    by_category: np.ndarray,
+    events: list[list[intervals.Event]] | None,
     report: AuditProgress,
 ) -> _ModelsAudited:
     """Audit every model (two at a time) while the scene contrasts' resamples are drawn
-    from ``streams`` (the bias bootstrap's and the permutation tests')."""
+    from ``streams`` (the bias bootstrap's and the permutation tests'); ``by_category``: the
+    replicates of the per-category granularities."""
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
     rows["further"] = []
+    rows["interval_ap"] = []  # with events: interval AP asked for, under their event rule
+    rows["video_level"] = []
     replicates: dict[str, dict[str, np.ndarray]] = {}
     estimates: dict[str, dict[str, float]] = {}
+    terms: dict[str, uncertainty.ClusterTerms] = {}
     report("models", 0, len(models))
     # Models are independent: two threads overlap one model's sort and pair-count sweep (numpy
     # and the compiled sweep release the GIL) with another's; the output keeps the models'
@@ -411,7 +481,9 @@ def _audit_models(
         ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
     ):
         futures = [
-            pool.submit(_audit_model, bench, model, resamples, drawn, interval_ap)
+            pool.submit(
+                _audit_model, bench, model, resamples, drawn, events, by_category=by_category
+            )
             for model in models
         ]
         try:
@@ -427,33 +499,22 @@ def _audit_models(
         for done, _ in enumerate(as_completed(futures), start=1):
             report("models", done, len(models))
     for model, future in zip(models, futures, strict=True):
-        model_estimates, model_replicates, model_rows = future.result()
+        model_estimates, model_replicates, model_rows, terms[model.name] = future.result()
         estimates[model.name], replicates[model.name] = model_estimates, model_replicates
         for name, new_rows in model_rows.items():
             rows[name].extend(new_rows)
-    return _ModelsAudited(rows, estimates, replicates, empty)
+    return _ModelsAudited(rows, estimates, replicates, empty, terms)
 
 
 def _model_tables(
-    models: Sequence[ModelScores], rows: dict[str, list[dict]], soft_labels: np.ndarray | None
+    models: Sequence[ModelScores], rows: dict[str, list[dict]]
 ) -> dict[str, pd.DataFrame]:
-    """The optional tables drawn from the models' rows: further metrics, Prob-AUC (with soft
-    labels), the metrics' agreement and spread (two models or more), pair-type means."""
+    """The optional tables drawn from the models' rows: further metrics, the metrics'
+    agreement and spread (two models or more), pair-type means."""
     tables_: dict[str, pd.DataFrame] = {
-        "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS)
+        "further": pd.DataFrame(rows["further"], columns=tables.FURTHER_COLUMNS),
+        "interval_ap": pd.DataFrame(rows["interval_ap"], columns=intervals.INTERVAL_AP_COLUMNS),
     }
-    if soft_labels is not None:
-        tables_["prob_auc"] = pd.DataFrame(
-            [
-                {
-                    "model": m.name,
-                    "family": m.family,
-                    "prob_auc": tables.prob_auc(m.scores, soft_labels),
-                }
-                for m in models
-            ],
-            columns=["model", "family", "prob_auc"],
-        )
     if len(models) >= 2:
         metric_rows = pd.DataFrame(rows["metrics"], columns=_COLUMNS["metrics"])
         tables_["agreement"] = tables.metric_agreement(metric_rows)
@@ -463,6 +524,140 @@ def _model_tables(
         _frame("scene_conditioned", rows["scene_conditioned"]),
     )
     return tables_
+
+
+COVARIANCE_COLUMNS = [
+    "model_a",
+    "model_b",
+    "family_a",
+    "family_b",
+    "scope",
+    "granularity",
+    "difference",
+    "se_a",
+    "se_b",
+    "covariance",
+    "correlation",
+    "se_difference",
+    "z",
+    "p_value",
+    "reason",
+]
+PROB_AUC_COLUMNS = ["model", "family", "granularity", "value", "ci_low", "ci_high"]
+
+
+def _pair_of(first: ModelScores, second: ModelScores) -> dict[str, str | None]:
+    """The columns naming a model pair: the two models, their families and whether the pair
+    lies within one family or across two (Table S4's split)."""
+    return {
+        "model_a": first.name,
+        "model_b": second.name,
+        "family_a": first.family,
+        "family_b": second.family,
+        "scope": uncertainty.family_scope(first.family, second.family),
+    }
+
+
+def _covariance_table(
+    bench: _Benchmark, models: Sequence[ModelScores], audited: _ModelsAudited
+) -> pd.DataFrame:
+    """Per model pair and clustered granularity (micro, within, macro): the clustered
+    covariance of the two AUROCs and the z-test of their difference it gives
+    (docs/metrics.md, "Clustered covariance of two models")."""
+    rows = []
+    for first, second in itertools.combinations(models, 2):
+        terms_a, terms_b = audited.terms[first.name], audited.terms[second.name]
+        variance_a = uncertainty.clustered_covariances(terms_a, terms_a, bench.a, bench.n)
+        variance_b = uncertainty.clustered_covariances(terms_b, terms_b, bench.a, bench.n)
+        covariance = uncertainty.clustered_covariances(terms_a, terms_b, bench.a, bench.n)
+        for granularity in uncertainty.CLUSTERED_GRANULARITIES:
+            difference = (
+                audited.estimates[first.name][granularity]
+                - audited.estimates[second.name][granularity]
+            )
+            rows.append(
+                {
+                    **_pair_of(first, second),
+                    "granularity": granularity,
+                    "difference": difference,
+                    "se_a": uncertainty.clustered_se(variance_a[granularity]),
+                    "se_b": uncertainty.clustered_se(variance_b[granularity]),
+                    "covariance": covariance[granularity],
+                    **uncertainty.difference_test(
+                        difference,
+                        variance_a[granularity],
+                        variance_b[granularity],
+                        covariance[granularity],
+                    ),
+                }
+            )
+    return pd.DataFrame(rows, columns=COVARIANCE_COLUMNS)
+
+
+def _prob_auc_table(
+    bench: _Benchmark,
+    models: Sequence[ModelScores],
+    soft_labels: np.ndarray,
+    draws: tuple[np.ndarray, np.ndarray],
+) -> pd.DataFrame:
+    """Each model's Prob-AUC at micro, per-category and macro ([audit] Table 2) with 95 %
+    intervals over the shared video resamples (the category draws for per-category)."""
+    resamples, by_category = draws
+    rows = []
+    for model in models:
+        soft = uncertainty.soft_pair_counts(
+            model.scores, soft_labels, bench.video_index, bench.gt.n_videos
+        )
+        normal = bench.gt.normal_category
+        estimates = uncertainty.prob_auc_granularities(
+            soft, bench.ones, bench.ones, bench.categories, normal
+        )
+        replicates = uncertainty.prob_auc_granularities(
+            soft, resamples, by_category, bench.categories, normal
+        )
+        for granularity in uncertainty.PROB_AUC_GRANULARITIES:
+            low, high = percentile_interval(replicates[granularity])
+            rows.append(
+                {
+                    "model": model.name,
+                    "family": model.family,
+                    "granularity": granularity,
+                    "value": float(estimates[granularity][0]),
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+    return pd.DataFrame(rows, columns=PROB_AUC_COLUMNS)
+
+
+def _category_draws_stated(
+    bench: _Benchmark,
+    mode: uncertainty.CategoryBootstrap,
+    resamples: np.ndarray,
+    by_category: np.ndarray,
+) -> dict[str, object]:
+    """The bootstrap conventions of the per-category granularities: which draws they read,
+    and how many replicates leave a category out — under the unstratified draws always (what
+    the stratified ones avoid) and under the draws used."""
+    missing = [
+        uncertainty.replicates_missing_a_category(
+            draws, bench.a, bench.n, bench.categories, bench.gt.normal_category
+        )
+        for draws in (resamples, by_category)
+    ]
+    resampling = (
+        "stratified: videos with replacement within each category (every category in every "
+        "replicate), the same draws for every model"
+        if mode == "stratified"
+        else "unstratified: the shared video resamples (a replicate that misses a category "
+        "averages the others)"
+    )
+    return {
+        "category_resampling": f"{resampling}; read by per_category, category_vs_normal, the "
+        "per-category Prob-AUC and the per-category prototype readout",
+        "replicates_missing_a_category_unstratified": missing[0],
+        "replicates_missing_a_category": missing[1],
+    }
 
 
 def _definition_tables(
@@ -495,12 +690,13 @@ def _definition_tables(
 def _readout(
     ground_truth: GroundTruth,
     features: Sequence[Features],
-    resamples: np.ndarray,
+    draws: tuple[np.ndarray, np.ndarray],
     report: AuditProgress,
 ) -> pd.DataFrame:
-    """The prototype readout of the features, on the models' paired video draws."""
+    """The prototype readout of the features, on the models' paired video draws (``draws``:
+    the shared resamples and those of the per-category granularity)."""
     report("features", 0, 1)
-    readout = audit_features(ground_truth, features, resamples=resamples)
+    readout = audit_features(ground_truth, features, resamples=draws[0], by_category=draws[1])
     report("features", 1, 1)
     return readout
 
@@ -510,14 +706,21 @@ def _audit_model(
     model: ModelScores,
     resamples: np.ndarray,
     contrasts: Future[list[_ContrastDraws]],
-    interval_ap: bool = False,
-) -> tuple[dict[str, float], dict[str, np.ndarray], dict[str, list[dict]]]:
-    """Everything about one model: estimates, bootstrap replicates and its table rows
-    (``contrasts``: the scene contrasts' draws, awaited only for the scene rows)."""
+    events: list[list[intervals.Event]] | None = None,
+    *,
+    by_category: np.ndarray,
+) -> tuple[
+    dict[str, float], dict[str, np.ndarray], dict[str, list[dict]], uncertainty.ClusterTerms
+]:
+    """Everything about one model: estimates, bootstrap replicates, its table rows and the
+    terms of its clustered covariances (``contrasts``: the scene contrasts' draws, awaited
+    only for the scene rows; ``by_category``: the per-category granularities' replicates)."""
     runs = bench.runs_of(model.scores)
     u = pair_counts_of_runs(runs, bench.gt.n_videos)
     estimates = {g: float(v[0]) for g, v in bench.granularities(u, bench.ones).items()}
-    replicates = bench.granularities(u, resamples)
+    replicates = bench.granularities(u, resamples, by_category)
+    terms = uncertainty.cluster_terms(u, bench.a, bench.n)
+    variances = uncertainty.clustered_covariances(terms, terms, bench.a, bench.n)
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
     for granularity in GRANULARITIES:
         low, high = percentile_interval(replicates[granularity])
@@ -529,57 +732,44 @@ def _audit_model(
                 "value": estimates[granularity],
                 "ci_low": low,
                 "ci_high": high,
+                "clustered_se": uncertainty.clustered_se(variances.get(granularity, float("nan"))),
             }
         )
-    rows["controls"].append(_controls(bench, model, runs, u, estimates["micro"]))
+    rows["controls"].append(
+        controls.control_row(
+            model.name,
+            model.family,
+            model.scores,
+            bench.video_index,
+            runs,
+            u,
+            estimates["micro"],
+            bench.a,
+            bench.n,
+        )
+    )
+    rows["video_level"] = controls.video_level_rows(
+        model.name, model.family, runs, bench.a, resamples
+    )
+    interval_rows = (
+        intervals.interval_ap_rows(model.scores, bench.gt.offsets, events, bench.a)
+        if events is not None
+        else []
+    )
+    rows["interval_ap"] = [
+        {"model": model.name, "family": model.family, **row} for row in interval_rows
+    ]
     rows["further"] = [
         {
             "model": model.name,
             "family": model.family,
             **tables.auca(u, bench.a, bench.n),
-            **(
-                tables.interval_aps(model.scores, bench.gt.labels, bench.gt.offsets)
-                if interval_ap
-                else {}
-            ),
+            **intervals.further_interval_columns(interval_rows),
         }
     ]
     rows["per_category"].extend(_per_category(bench, model, u))
     _scene_rows(bench, model, runs, u, contrasts.result(), rows)
-    return estimates, replicates, rows
-
-
-def _controls(
-    bench: _Benchmark, model: ModelScores, runs: FrameRuns, u: np.ndarray, micro: float
-) -> dict:
-    """Video-mean replacement, AP retention and the clustered SE (L §4–5; spec)."""
-    means = metrics.video_means(runs.scores, runs.video, bench.gt.n_videos, weights=runs.weight)
-    u_mean = video_constant_pair_counts(means, bench.a, bench.n)
-    micro_mean = float(metrics.micro_auroc(u_mean, bench.a, bench.n, bench.ones)[0])
-    prevalence = float(bench.a.sum() / (bench.a.sum() + bench.n.sum()))
-    ap = metrics.average_precision(runs.scores, runs.labels, runs.weight)
-    ap_mean = metrics.average_precision(means[runs.video], runs.labels, runs.weight)
-    variance = obuchowski_covariance(u, u, bench.a, bench.n)
-    return {
-        "model": model.name,
-        "family": model.family,
-        "micro": micro,
-        "micro_video_mean": micro_mean,
-        "retention_mean": _retention(micro_mean, micro, 0.5),
-        "within_video_mean": float(metrics.within_auroc(u_mean, bench.a, bench.n, bench.ones)[0]),
-        "ap": ap,
-        "ap_video_mean": ap_mean,
-        "ap_retention": _retention(ap_mean, ap, prevalence),
-        "prevalence": prevalence,
-        "obuchowski_se": float(np.sqrt(variance)) if variance >= 0 else float("nan"),
-    }
-
-
-def _retention(replaced: float, original: float, chance: float) -> float:
-    """(metric(s̃) − chance) / (metric(s) − chance): the share of the margin above chance
-    that survives replacing frame scores by video means (L §5)."""
-    margin = original - chance
-    return (replaced - chance) / margin if margin != 0 else float("nan")
+    return estimates, replicates, rows, terms
 
 
 def _per_category(bench: _Benchmark, model: ModelScores, u: np.ndarray) -> list[dict]:
@@ -829,10 +1019,7 @@ def _comparisons(
             )
             rows.append(
                 {
-                    "model_a": first.name,
-                    "model_b": second.name,
-                    "family_a": first.family,
-                    "family_b": second.family,
+                    **_pair_of(first, second),
                     "granularity": granularity,
                     "difference": estimates[first.name][granularity]
                     - estimates[second.name][granularity],
@@ -844,21 +1031,34 @@ def _comparisons(
     return rows
 
 
+_SCOPE_LABELS = {"within_family": "within-family", "cross_family": "cross-family"}
+"""The ``family`` cell of the resolved counts over every within- / cross-family pair."""
+
+
 def _resolved_counts(models: Sequence[ModelScores], comparisons: list[dict]) -> list[dict]:
-    """Resolved pairs per granularity, over all pairs and within each family (A Table 3)."""
+    """Resolved pairs per granularity, over all pairs, over the pairs within one family and
+    those across families, and within each family (A Table 3, Table S4)."""
     if len(models) < 2:
         return []
     families = sorted({m.family for m in models if m.family})
     rows = []
     for granularity in GRANULARITIES:
         chosen = [c for c in comparisons if c["granularity"] == granularity]
-        groups = [("all", chosen)] + [
-            (f, [c for c in chosen if c["family_a"] == f and c["family_b"] == f]) for f in families
+        groups = [("all", "all", chosen)]
+        if families:
+            groups += [
+                (scope, label, [c for c in chosen if c["scope"] == scope])
+                for scope, label in _SCOPE_LABELS.items()
+            ]
+        groups += [
+            ("family", f, [c for c in chosen if c["family_a"] == f and c["family_b"] == f])
+            for f in families
         ]
-        for family, members in groups:
+        for scope, family, members in groups:
             rows.append(
                 {
                     "granularity": granularity,
+                    "scope": scope,
                     "family": family,
                     "resolved": sum(c["resolved"] for c in members),
                     "pairs": len(members),
@@ -882,6 +1082,7 @@ def _summary(bench: _Benchmark) -> dict[str, float | int]:
         "max_within_gain": metrics.within_pair_fraction(a, n) / 2,
         "oracle_video_constant_auroc": float(metrics.micro_auroc(oracle, a, n, bench.ones)[0]),
         "one_bit_auroc": metrics.one_bit_auroc(a, n),
+        "within_effective_videos": controls.within_effective_videos(a, n),
     }
 
 
@@ -899,20 +1100,8 @@ def _composition(bench: _Benchmark) -> pd.DataFrame:
 
 
 _COLUMNS = {
-    "metrics": ["model", "family", "granularity", "value", "ci_low", "ci_high"],
-    "controls": [
-        "model",
-        "family",
-        "micro",
-        "micro_video_mean",
-        "retention_mean",
-        "within_video_mean",
-        "ap",
-        "ap_video_mean",
-        "ap_retention",
-        "prevalence",
-        "obuchowski_se",
-    ],
+    "metrics": ["model", "family", "granularity", "value", "ci_low", "ci_high", "clustered_se"],
+    "controls": list(controls.CONTROL_COLUMNS),
     "per_category": [
         "model",
         "category",
@@ -927,13 +1116,14 @@ _COLUMNS = {
         "model_b",
         "family_a",
         "family_b",
+        "scope",
         "granularity",
         "difference",
         "ci_low",
         "ci_high",
         "resolved",
     ],
-    "resolved": ["granularity", "family", "resolved", "pairs"],
+    "resolved": ["granularity", "scope", "family", "resolved", "pairs"],
     "bias": [
         "model",
         "family",
@@ -995,23 +1185,29 @@ def _conventions(
     seed: int,
     empty_contrasts: list[str],
     *,
+    category_bootstrap: dict[str, object],
     definition_scores: Sequence[DefinitionScores],
     classes: FrameClasses | None,
     queries: Sequence[Query],
     features: Sequence[Features],
+    interval_ap_events: intervals.EventRule | None = None,
 ) -> dict:
     """How the tables were computed, as the report states it: the inputs, the tie and
-    bootstrap conventions, and those of the definition probes and the readout when run."""
+    bootstrap conventions, and those of the definition probes, the readout and interval AP
+    (``interval_ap_events``: its event rule, None when not computed) when run."""
     conventions: dict[str, object] = {
         "ground_truth": ground_truth.source,
         **ground_truth.conventions,
         "normal_category": ground_truth.normal_category,
         "tie_convention": "τ(x, y) = 1[x > y] + ½·1[x = y] (as sklearn roc_auc_score)",
+        "clustered_se": uncertainty.CLUSTERED_SE_STATEMENT,
         "bootstrap": {
             "replicates": n_bootstrap,
             "seed": seed,
             "resampling": "videos with replacement, the same draws for every model (paired)",
-            "interval": "95 % percentile (numpy linear quantiles)",
+            "interval": "95 % percentile (numpy linear quantiles)"
+            if n_bootstrap
+            else "none: no bootstrap intervals were computed (B = 0)",
             "bias_resampling": "videos with replacement within each pole",
             "bias_margin": BIAS_MARGIN,
             "permutation": "pole labels shuffled among each contrast's videos (pole sizes "
@@ -1019,6 +1215,7 @@ def _conventions(
             "and population",
             "min_pole_support": MIN_POLE_SUPPORT,
             "significance_level": SIGNIFICANCE_LEVEL,
+            **category_bootstrap,
         },
         "models": [
             {"name": m.name, "family": m.family, "source": m.source, "notes": list(m.notes)}
@@ -1045,6 +1242,10 @@ def _conventions(
             "selection_bootstrap": "clusters of multi-event videos sharing one class set, "
             "resampled with replacement",
         }
+    if interval_ap_events is not None:
+        conventions["interval_ap"] = intervals.conventions(ground_truth, interval_ap_events)
+    if models:
+        conventions["controls"] = dict(controls.CONVENTIONS)
     if features:
         conventions["features"] = {
             "models": [{"name": f.name, "family": f.family, "source": f.source} for f in features],

@@ -156,9 +156,14 @@ def all_granularities(
     multiplicities: np.ndarray,
     categories: np.ndarray,
     normal_category: str,
+    *,
+    by_category: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Every granularity of :data:`vadscene.audit.compute.result.GRANULARITIES`, per replicate."""
-    replicates = multiplicities.shape[0]
+    """Every granularity of :data:`vadscene.audit.compute.result.GRANULARITIES`, per replicate;
+    the two means over categories read ``by_category`` (default ``multiplicities``), e.g.
+    replicates stratified by category (docs/metrics.md, "The per-category estimand")."""
+    by_category = multiplicities if by_category is None else by_category
+    replicates = by_category.shape[0]
     pooled = pooled_pair_sums(u, multiplicities)
     return {
         "micro": micro_auroc(u, a, n, multiplicities, pooled=pooled),
@@ -167,13 +172,13 @@ def all_granularities(
         "macro": macro_auroc(u, a, n, multiplicities),
         "per_category": mean_over_categories(
             category_aurocs(
-                u, a, n, multiplicities, categories, normal_category, against_normal_videos=False
+                u, a, n, by_category, categories, normal_category, against_normal_videos=False
             ),
             replicates,
         ),
         "category_vs_normal": mean_over_categories(
             category_aurocs(
-                u, a, n, multiplicities, categories, normal_category, against_normal_videos=True
+                u, a, n, by_category, categories, normal_category, against_normal_videos=True
             ),
             replicates,
         ),

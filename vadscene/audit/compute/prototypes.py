@@ -12,8 +12,14 @@ and read with the AUROC of the matching granularity:
 - per-category: for each category c, S± = anomalous / normal snippets of c's videos (snippet
   labels); c's videos are scored with c's prototypes — read with the mean same-category AUROC;
 - within-video: S± = anomalous / normal snippets of the same video without the query snippet,
-  p±₋ᵢ = (n±·p± − z_i)/(n± − 1) in closed form; videos with fewer than two snippets on a
-  side are left out and counted — read with the macro (mean per-video) AUROC.
+  p±₋ᵢ = (n±·p± − z_i)/(n± − 1) in closed form — read with the macro (mean per-video) AUROC.
+
+Every video a readout does not read is left out and counted with its reason
+(:data:`LEFT_OUT_REASONS`): global reads every video once both video labels occur;
+per-category leaves out the Normal category and the categories without both snippet labels
+(no prototype pair); within-video leaves out the videos without both anomalous and normal
+frames (they hold no within-video pair) and the mixed ones with fewer than two snippets of a
+label (a leave-one-out prototype needs two).
 
 Snippet labels: snippet j of a video covers the frames f with min(⌊f/k⌋, m − 1) = j (k frames
 per snippet, m snippets; the last snippet also covers the frames a feature extractor
@@ -41,6 +47,19 @@ READOUTS: tuple[tuple[str, str], ...] = (
 )
 """(prototype granularity, the AUROC granularity that reads it)."""
 
+LEFT_OUT_REASONS: dict[str, tuple[str, ...]] = {
+    "global": ("of a benchmark without both anomalous and normal videos",),
+    "per_category": (
+        "of the Normal category",
+        "of categories without both an anomalous and a normal snippet",
+    ),
+    "within_video": (
+        "without both anomalous and normal frames",
+        "mixed, with fewer than two snippets of a label",
+    ),
+}
+"""Why a readout leaves a video out, per readout, in the order the report lists them."""
+
 SNIPPET_LABEL_RULE = (
     "snippet j covers the frames f with min(floor(f/k), m-1) = j; it is anomalous when at "
     "least half of them are (ties: anomalous)"
@@ -67,16 +86,17 @@ def _cosine(dot: np.ndarray, left: np.ndarray, right: np.ndarray | float) -> np.
 
 def prototype_scores(
     ground_truth: GroundTruth, features: Features
-) -> tuple[dict[str, list[np.ndarray | None]], int]:
+) -> tuple[dict[str, list[np.ndarray | None]], dict[str, list[str]]]:
     """Snippet scores q per readout and video (None: the video is not scored at that
-    granularity), and the number of videos with both snippet labels left out of the
-    within-video readout (fewer than two snippets on a side).
+    granularity), and per readout the reason (of :data:`LEFT_OUT_REASONS`) each video it
+    does not score is left out, in video order.
 
     Two passes over the features: class sums per video, then one (m × d)·(d × 6) product per
     video against the global, category and own-video [normal, anomalous] vectors.
     """
     labels = snippet_labels(ground_truth, features)
-    anomalous_video = ground_truth.anomalous_counts() > 0
+    anomalous_frames = ground_truth.anomalous_counts()
+    anomalous_video = anomalous_frames > 0
     video_sums, video_sizes = [], []
     for z, y in zip(features.per_video, labels, strict=True):
         video_sums.append(np.stack([z[~y].sum(0, dtype=np.float64), z[y].sum(0, dtype=np.float64)]))
@@ -95,7 +115,8 @@ def prototype_scores(
         if total.all():
             category_means[category] = sums[members].sum(0) / total[:, None]
     scores: dict[str, list[np.ndarray | None]] = {name: [] for name, _ in READOUTS}
-    left_out = 0
+    left_out: dict[str, list[str]] = {name: [] for name, _ in READOUTS}
+    mixed = anomalous_video & (anomalous_frames < ground_truth.frame_counts)
     for i, z in enumerate(features.per_video):
         z = z.astype(np.float64, copy=False)
         prototype = category_means.get(ground_truth.categories[i])
@@ -110,11 +131,16 @@ def prototype_scores(
         norms = np.linalg.norm(stacked, axis=1)
 
         scores["global"].append(_margin(dots, z_norm, norms, 0) if global_sizes.all() else None)
+        if not global_sizes.all():
+            left_out["global"].append(LEFT_OUT_REASONS["global"][0])
         scores["per_category"].append(
             _margin(dots, z_norm, norms, 2) if prototype is not None else None
         )
+        if prototype is None:
+            normal = ground_truth.categories[i] == ground_truth.normal_category
+            left_out["per_category"].append(LEFT_OUT_REASONS["per_category"][0 if normal else 1])
         if (sizes[i] < 2).any():
-            left_out += int(sizes[i].all())
+            left_out["within_video"].append(LEFT_OUT_REASONS["within_video"][int(mixed[i])])
             scores["within_video"].append(None)
         else:
             scores["within_video"].append(
@@ -159,15 +185,22 @@ def audit_features(
     models: Sequence[Features],
     *,
     resamples: np.ndarray | None = None,
+    by_category: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One row per model × readout: the prototype AUROC, its 95 % paired video bootstrap
-    interval (``resamples``: the engine's multiplicities) and the videos it reads."""
+    interval (``resamples``: the engine's multiplicities; ``by_category``: those of the
+    per-category granularity, default ``resamples``), the videos it reads and those it
+    leaves out, counted per reason (``left_out_reasons``, e.g. "3 of the Normal category";
+    the categories named)."""
     rows = []
     video_index = ground_truth.video_index()
     categories = np.array(ground_truth.categories, dtype=object)
-    weights = np.vstack(
-        [metrics.ones(ground_truth.n_videos)]
-        + ([resamples] if resamples is not None and resamples.size else [])
+    weights, category_weights = (
+        np.vstack(
+            [metrics.ones(ground_truth.n_videos)]
+            + ([draws] if draws is not None and draws.size else [])
+        )
+        for draws in (resamples, resamples if by_category is None else by_category)
     )
     for model in models:
         with threadpool_limits(limits=1, user_api="blas"):  # one small product per video
@@ -184,7 +217,13 @@ def audit_features(
                 frame_scores[keep], ground_truth.labels[keep], video_index[keep], a.size
             )
             values = metrics.all_granularities(
-                u, a, n, weights, categories, ground_truth.normal_category
+                u,
+                a,
+                n,
+                weights,
+                categories,
+                ground_truth.normal_category,
+                by_category=category_weights,
             )[granularity]
             low, high = percentile_interval(values[1:]) if values.size > 1 else (np.nan, np.nan)
             rows.append(
@@ -197,7 +236,10 @@ def audit_features(
                     "ci_low": low,
                     "ci_high": high,
                     "videos": int(scored.sum()),
-                    "left_out": left_out if readout == "within_video" else 0,
+                    "left_out": len(left_out[readout]),
+                    "left_out_reasons": _reasons(
+                        readout, left_out[readout], _unread_categories(ground_truth, scored)
+                    ),
                 }
             )
     return pd.DataFrame(rows, columns=READOUT_COLUMNS)
@@ -213,7 +255,25 @@ READOUT_COLUMNS = [
     "ci_high",
     "videos",
     "left_out",
+    "left_out_reasons",
 ]
+
+
+def _reasons(readout: str, reasons: list[str], categories: list[str]) -> str:
+    """``"150 without both …; 3 mixed, …"``: the count per reason in the order of
+    :data:`LEFT_OUT_REASONS`, the categories without a prototype named; "none" if none."""
+    counts = []
+    for reason in LEFT_OUT_REASONS[readout]:
+        if n := reasons.count(reason):
+            named = readout == "per_category" and reason == LEFT_OUT_REASONS[readout][1]
+            counts.append(f"{n} {reason}" + (f" ({', '.join(categories)})" if named else ""))
+    return "; ".join(counts) or "none"
+
+
+def _unread_categories(ground_truth: GroundTruth, scored: np.ndarray) -> list[str]:
+    """The anomaly categories none of whose videos a readout scored, sorted."""
+    read = {c for c, s in zip(ground_truth.categories, scored, strict=True) if s}
+    return sorted(set(ground_truth.categories) - read - {ground_truth.normal_category})
 
 
 def _frame_scores(

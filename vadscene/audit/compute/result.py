@@ -7,23 +7,34 @@ Columns (all tables):
     video, category, frames, anomalous, normal, mixed (bool)
 ``summary`` — dict: videos, frames, anomalous_frames, normal_frames, anomalous_videos,
     mixed_videos, prevalence, within_pair_fraction (w), max_within_gain (w/2),
-    oracle_video_constant_auroc, one_bit_auroc
+    oracle_video_constant_auroc, one_bit_auroc, within_effective_videos (N_eff)
 ``conventions`` — dict: ground_truth (source), the loader's conventions (format, interval_end,
     frame_counts, categories, video_order, clipped_intervals, …), normal_category,
-    tie_convention, bootstrap {replicates, seed, resampling, interval, bias_resampling,
-    bias_margin}, models [{name, family, source, notes}], scene_labels (source or None)
+    tie_convention, clustered_se (how the clustered SEs are computed), bootstrap {replicates,
+    seed, resampling, interval, bias_resampling, bias_margin, category_resampling,
+    replicates_missing_a_category_unstratified, replicates_missing_a_category}, models
+    [{name, family, source, notes}], scene_labels (source or None), controls {retention,
+    permutation_control, video_level_auroc, retention_summary} (with models)
 ``metrics`` — one row per model × granularity:
-    model, family, granularity ∈ GRANULARITIES, value, ci_low, ci_high
+    model, family, granularity ∈ GRANULARITIES, value, ci_low, ci_high, clustered_se (micro,
+    within and macro; NaN for the others, docs/metrics.md "Clustered covariance of two models")
 ``controls`` — one row per model:
-    model, family, micro, micro_video_mean, retention_mean (R_mean), within_video_mean,
-    ap, ap_video_mean, ap_retention, prevalence, obuchowski_se
+    model, family, micro, micro_video_mean, retention_mean (R_mean), retention_mean_note,
+    within_video_mean, ap, ap_video_mean, ap_retention, ap_retention_note, prevalence,
+    obuchowski_se, micro_permuted (expected micro under within-video permutation),
+    retention_permuted, retention_permuted_note (a retention is NaN, JSON null, unless its
+    original is above chance, AUROC 0.5 or AP the prevalence; its note then says why, else
+    the note is missing; docs/metrics.md "Video-level controls")
 ``per_category`` — one row per model × category (c ≠ Normal):
     model, category, videos, anomalous_frames, normal_frames, same_category_auroc,
     category_vs_normal_auroc
 ``comparisons`` — one row per model pair × granularity (paired video bootstrap):
-    model_a, model_b, family_a, family_b, granularity, difference, ci_low, ci_high, resolved
+    model_a, model_b, family_a, family_b, scope ("within_family", "cross_family", or None when
+    a model has no family), granularity, difference, ci_low, ci_high, resolved
 ``resolved`` — resolved-pair counts (empty with fewer than two models):
-    granularity, family ("all" or a family name, pairs within that family), resolved, pairs
+    granularity, scope ∈ {all, within_family, cross_family, family}, family ("all",
+    "within-family", "cross-family", or a family name: pairs within that family), resolved,
+    pairs
 ``bias`` — one row per model × contrast:
     model, family, factor, positive, negative, primary, role, n_positive, n_negative,
     bias_auroc, ci_low, ci_high, p_bias, p_permutation, p_holm, significant, supported,
@@ -51,10 +62,18 @@ Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty withou
     det_delta_ap
 ``readout`` — one row per feature model × prototype readout:
     model, family, readout ∈ {global, per_category, within_video}, granularity (the AUROC
-    that reads it), auroc, ci_low, ci_high, videos (scored), left_out (within-video)
+    that reads it), auroc, ci_low, ci_high, videos (scored), left_out (videos not read),
+    left_out_reasons (the count per reason, e.g. "150 of the Normal category")
 ``further`` — one row per model (empty without models):
     model, family, auca, cross_mass_kept, max_auca, interval_ap (mean over tIoU 0.1–0.5),
     interval_ap_at_05, interval_ap_video_mean[_at_05], interval_ap_whole_video[_at_05]
+    (interval AP on all videos, under the run's event rule; NaN without --interval-ap)
+``interval_ap`` — one row per model × population × prediction × tIoU (with --interval-ap):
+    model, family, population ∈ {all, anomalous (anomaly-containing videos)}, prediction ∈
+    {original, video_mean, whole_video}, tiou ∈ {0.1, …, 0.9}, ap
+``class_wise_map`` — one row per definition-scored model × population × class × tIoU (with
+    --interval-ap and definition scores): model, family, population, class (a class, or
+    "mean": the mAP over the classes), tiou, ap
 ``agreement`` — one row per granularity (two or more models):
     granularity, models, spread (max − min of the estimates), pairs (model pairs ordered
     strictly by both micro and the granularity), reversals, spearman_rho (vs micro)
@@ -62,7 +81,18 @@ Tables of the optional inputs (:data:`AuditResult.OPTIONAL_TABLES`, empty withou
     granularity, family ("all" or a family), models, spread (max − min of the estimates)
 ``pair_type_means`` — one row per model × pair type (contrasts with |mean Δscene| ≥ 0.01):
     model, pair_type, auroc (mean over those contrasts), contrasts (how many)
-``prob_auc`` — one row per model (with soft labels): model, family, prob_auc
+``prob_auc`` — one row per model × granularity ∈ {micro, per_category, macro} (with soft
+    labels): model, family, granularity, value, ci_low, ci_high
+``covariance`` — one row per model pair × granularity ∈ {micro, within, macro} (two or more
+    models): model_a, model_b, family_a, family_b, scope, granularity, difference, se_a, se_b,
+    covariance, correlation, se_difference, z, p_value (clustered, videos as units), reason
+    (why a value is undefined; None when all are defined)
+``video_level`` — one row per model × video score ∈ {max, mean} (empty without models):
+    model, family, video_score, auroc (video label: holds an anomalous frame), ci_low, ci_high
+``retention_summary`` — one row per retention ∈ {retention_mean, ap_retention,
+    retention_permuted} × family ("all" or a family; empty without models): retention, family,
+    results, defined, median, minimum, increases, at_least_85, at_least_90 (counts over the
+    defined results only)
 """
 
 from __future__ import annotations
@@ -109,10 +139,15 @@ class AuditResult:
     definition_classes: pd.DataFrame = field(default_factory=pd.DataFrame)
     readout: pd.DataFrame = field(default_factory=pd.DataFrame)
     further: pd.DataFrame = field(default_factory=pd.DataFrame)
+    interval_ap: pd.DataFrame = field(default_factory=pd.DataFrame)
+    class_wise_map: pd.DataFrame = field(default_factory=pd.DataFrame)
     agreement: pd.DataFrame = field(default_factory=pd.DataFrame)
     spread: pd.DataFrame = field(default_factory=pd.DataFrame)
     pair_type_means: pd.DataFrame = field(default_factory=pd.DataFrame)
     prob_auc: pd.DataFrame = field(default_factory=pd.DataFrame)
+    covariance: pd.DataFrame = field(default_factory=pd.DataFrame)
+    video_level: pd.DataFrame = field(default_factory=pd.DataFrame)
+    retention_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     TABLES: ClassVar[tuple[str, ...]] = (
         "composition",
@@ -131,10 +166,15 @@ class AuditResult:
         "definition_classes",
         "readout",
         "further",
+        "interval_ap",
+        "class_wise_map",
         "agreement",
         "spread",
         "pair_type_means",
         "prob_auc",
+        "covariance",
+        "video_level",
+        "retention_summary",
     )
     """Tables of the definition-scores and features inputs; empty (and left out of the
     JSON) without them."""

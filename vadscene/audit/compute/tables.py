@@ -1,5 +1,6 @@
-"""The papers' further tables: metric agreement, AUCA, interval AP, Prob-AUC, spread
-(docs/metrics.md, "Further tables"; [inside] §5.3, App. G, Tables 5, 17–21; [audit] Table 3).
+"""The papers' further tables: metric agreement, AUCA, Prob-AUC, spread (docs/metrics.md,
+"Further tables"; [inside] §5.3, App. G, Tables 5, 17; [audit] Table 3). Interval AP, whose
+columns the ``further`` table holds too, is computed in :mod:`.intervals`.
 """
 
 from __future__ import annotations
@@ -8,14 +9,6 @@ import numpy as np
 import pandas as pd
 
 from vadscene.audit.compute.pairs import video_constant_pair_counts
-
-IOU_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
-"""tIoU thresholds of the released VadCLIP evaluation; the reported value is their mean."""
-
-PROPOSAL_RANGE_SHARE = 0.6
-"""Proposal threshold max − 0.6·(max − min) of the video's scores (VadCLIP's ``thr``)."""
-
-CLASS_SCORE_WEIGHT = 0.7
 
 
 def auca(u: np.ndarray, a: np.ndarray, n: np.ndarray) -> dict[str, float]:
@@ -111,120 +104,6 @@ def _spread_row(granularity: str, values: pd.Series) -> dict:
         "reversals": 0,
         "spearman_rho": float("nan"),
     }
-
-
-# --- interval AP (the released VadCLIP evaluation, binary) ------------------------------------
-
-
-def proposals(scores: np.ndarray) -> list[tuple[int, int, float]]:
-    """One video's proposals ``(start, end, confidence)`` by the released VadCLIP rule.
-
-    The video's class score c = mean of its ⌊T/16⌋ highest scores (no proposal when c ≤ 0 or
-    undefined); threshold = max − 0.6·(max − min); proposals are the maximal runs of frames
-    with score strictly above it lasting ≥ 2 frames, confidence = run maximum + 0.7·c. The
-    released code then applies non-maximum suppression at IoU 0.6; maximal runs of one
-    threshold never overlap (IoU 0), so it removes nothing and is not repeated here. A
-    constant score sequence gives no proposal (its threshold equals the constant).
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    top = scores.size // 16
-    class_score = float(np.mean(np.sort(scores)[::-1][:top])) if top else float("nan")
-    if not class_score > 0:
-        return []
-    high, low = scores.max(), scores.min()
-    above = scores > high - (high - low) * PROPOSAL_RANGE_SHARE
-    edges = np.diff(np.r_[0, above.astype(np.int8), 0])
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    keep = ends - starts >= 2
-    starts, ends = starts[keep], ends[keep]
-    if not starts.size:
-        return []
-    peaks = _run_maxima(scores, starts, ends)
-    confidence = peaks + CLASS_SCORE_WEIGHT * class_score
-    order = np.argsort(-confidence, kind="stable")
-    return [(int(starts[i]), int(ends[i]), float(confidence[i])) for i in order]
-
-
-def _run_maxima(scores: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """max of scores[s:e] for disjoint, increasing runs (one reduceat over their bounds)."""
-    bounds = np.ravel(np.column_stack([starts, ends]))
-    if bounds[-1] == scores.size:
-        bounds = bounds[:-1]
-    return np.maximum.reduceat(scores, bounds)[::2][: starts.size]
-
-
-def interval_ap(
-    predictions: list[list[tuple[int, int, float]]],
-    events: list[list[tuple[int, int]]],
-    iou: float,
-) -> float:
-    """Detection AP of interval predictions at one tIoU threshold, matched as the released
-    VadCLIP evaluation does: predictions of all videos by confidence (highest first; ties in
-    video order); each is a true positive when an unmatched event of its video overlaps it
-    with IoU ≥ ``iou`` (the best one is consumed); AP = Σ_k precision_k·tp_k / #events.
-    No prediction at all gives 0.
-
-    Matching only consumes events of the prediction's own video, so it runs video by video
-    (in confidence order) and only over predictions that overlap some event enough.
-    """
-    total = sum(len(video) for video in events)
-    flat = [(v, s, e, c) for v, video in enumerate(predictions) for s, e, c in video]
-    if not flat or total == 0:
-        return 0.0
-    confidence = np.array([p[3] for p in flat])
-    video_of = np.array([p[0] for p in flat])
-    order = np.argsort(-confidence, kind="stable")
-    hits = np.zeros(len(flat))
-    for video in np.unique(video_of):
-        if not events[video]:
-            continue
-        mine = order[video_of[order] == video]  # this video's predictions, in global order
-        bounds = np.array([(flat[k][1], flat[k][2]) for k in mine], dtype=np.float64)
-        truth = np.array(events[video], dtype=np.float64)
-        overlap = np.clip(
-            np.minimum(bounds[:, None, 1], truth[None, :, 1])
-            - np.maximum(bounds[:, None, 0], truth[None, :, 0]),
-            0,
-            None,
-        )
-        union = (bounds[:, 1] - bounds[:, 0])[:, None] + (truth[:, 1] - truth[:, 0])[None] - overlap
-        ious = overlap / union
-        free = np.ones(truth.shape[0], dtype=bool)
-        for row in np.flatnonzero((ious >= iou).any(1)):
-            candidates = np.where(free & (ious[row] >= iou), ious[row], -1.0)
-            best = int(np.argmax(candidates))
-            if candidates[best] >= 0:
-                hits[mine[row]] = 1.0
-                free[best] = False
-    hits = hits[order]
-    true_positives = np.cumsum(hits)
-    precision = true_positives / np.arange(1, len(flat) + 1)
-    return float(np.sum(precision * hits) / total)
-
-
-def events_of(labels: np.ndarray) -> list[tuple[int, int]]:
-    """The maximal runs of anomalous frames of one video, as [start, end)."""
-    edges = np.diff(np.r_[0, np.asarray(labels).astype(np.int8), 0])
-    return list(
-        zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True)
-    )
-
-
-def interval_aps(scores: np.ndarray, labels: np.ndarray, offsets: np.ndarray) -> dict[str, float]:
-    """Mean interval AP over :data:`IOU_THRESHOLDS` (and at 0.5) for the original scores,
-    after video-mean replacement, and with one whole-video interval [0, T) per video scored
-    by its mean ([inside] Tables 18–21). Frames are the time unit."""
-    pieces = [scores[offsets[i] : offsets[i + 1]] for i in range(offsets.size - 1)]
-    events = [events_of(labels[offsets[i] : offsets[i + 1]]) for i in range(offsets.size - 1)]
-    original = [proposals(p) for p in pieces]
-    replaced = [proposals(np.full(p.size, p.mean())) for p in pieces]
-    whole = [[(0, p.size, float(p.mean()))] for p in pieces]
-    out = {}
-    for name, predicted in (("", original), ("_video_mean", replaced), ("_whole_video", whole)):
-        values = [interval_ap(predicted, events, t) for t in IOU_THRESHOLDS]
-        out[f"interval_ap{name}"] = float(np.mean(values))
-        out[f"interval_ap{name}_at_05"] = values[-1]
-    return out
 
 
 FURTHER_COLUMNS = [

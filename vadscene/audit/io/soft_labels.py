@@ -1,5 +1,5 @@
 """Soft frame labels (the share of annotators marking a frame anomalous) for Prob-AUC
-(:func:`vadscene.audit.compute.tables.prob_auc`; docs/metrics.md, "Further tables").
+(:mod:`vadscene.audit.compute.uncertainty`; docs/metrics.md, "Prob-AUC at three granularities").
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from vadscene.audit.io.features import Features, load_features
 from vadscene.audit.io.scene_labels import SceneLabels, load_scene_labels, match_to_ground_truth
 from vadscene.audit.io.scores import ModelScores, ModelSpec, load_scores
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
-from vadscene.benchmark.ground_truth import load_ground_truth
+from vadscene.benchmark.ground_truth import NormalWithAnomaly, load_ground_truth
 from vadscene.core import jsonio
 from vadscene.core.catalogue import load_catalogue
 from vadscene.core.errors import parse_failure
@@ -71,6 +71,8 @@ def gather_inputs(
     ground_truth: Path | str | None = None,
     ground_truth_format: str | None = None,
     interval_end: IntervalEnd = "exclusive",
+    keep_interval_end: bool = False,
+    normal_with_anomaly: NormalWithAnomaly = "error",
     frame_counts: Path | str | None = None,
     models: Sequence[ModelSpec] = (),
     snippet_repeat: int = 1,
@@ -85,6 +87,9 @@ def gather_inputs(
     ``snippet_repeat`` applies to the models whose spec gives none. Scene labels come from
     ``release`` or ``labels`` (a label table, validated against ``catalogue``: a file,
     default UCF-Crime's), which replace the workspace's own labels, else from ``workspace``.
+    ``normal_with_anomaly``: see :func:`~vadscene.benchmark.ground_truth.load_ground_truth`.
+    The workspace's ground truth is read with its configured interval ends unless
+    ``keep_interval_end`` (an option or protocol asked for ``interval_end``).
     """
     if release is not None and labels is not None:
         raise AuditInputError("give a release or a label table for the scene labels, not both")
@@ -95,7 +100,7 @@ def gather_inputs(
             if ground_truth is None and configured is not None:
                 ground_truth = ws.ground_truth_path
                 ground_truth_format = ground_truth_format or configured.format
-                interval_end = configured.interval_end
+                interval_end = interval_end if keep_interval_end else configured.interval_end
             registry = {v.video_id: v.num_frames for v in ws.store.videos()}
     if ground_truth is None:
         raise AuditInputError("no ground truth: give a file (or a workspace that has one)")
@@ -105,6 +110,7 @@ def gather_inputs(
         interval_end=interval_end,
         frame_counts=frame_counts,
         registry_counts=registry,
+        normal_with_anomaly=normal_with_anomaly,
     )
     labels_from = labels or release or workspace
     scene = (

@@ -134,8 +134,9 @@ def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChar
             f"{heading[1]} separate videos by scene?",
             "bias-AUC = P(a ⊕ video's mean normal-frame score > a ⊖ video's); 0.5 = no "
             "response to the factor.",
-            f"Grey band {NULL_BAND[0]}–{NULL_BAND[1]}: practically unbiased. Bars: 95 % "
-            "video-bootstrap CI. Squares: control factors (correlated with anomaly class).",
+            f"Grey band {NULL_BAND[0]}–{NULL_BAND[1]}: practically unbiased. "
+            + interval_words(result, "Bars: 95 % video-bootstrap CI.")
+            + " Squares: control factors (correlated with anomaly class).",
         ),
     )
     return _finish(chart)
@@ -190,8 +191,10 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
         title=_title(
             "The same scores read under different pairing rules",
             "Only within and macro compare frames of the same video, i.e. test temporal "
-            "localisation. Bars: 95 % video-bootstrap CI; dashed: chance; shaded: where "
-            "most intervals overlap.",
+            "localisation. Dashed: chance. "
+            + interval_words(
+                result, "Bars: 95 % video-bootstrap CI; shaded: where most intervals overlap."
+            ),
         )
     )
     return _finish(chart)
@@ -220,7 +223,10 @@ def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
     )
     w = result.summary.get("within_pair_fraction")
     gain = result.summary.get("max_within_gain")
-    subtitle = ["micro = w·within + (1 − w)·cross (exact); bars: 95 % video-bootstrap CI."]
+    subtitle = [
+        "micro = w·within + (1 − w)·cross (exact). "
+        + interval_words(result, "Bars: 95 % video-bootstrap CI.")
+    ]
     if is_finite_number(w) and is_finite_number(gain):
         subtitle.insert(
             0,
@@ -512,6 +518,21 @@ def _finish(chart: _Chart) -> _Chart:
     return finished
 
 
+NO_INTERVALS = "no bootstrap intervals were computed (B = 0)"
+"""What the report says where it would name its intervals, when the run drew no replicates."""
+
+
+def has_intervals(result: AuditResult) -> bool:
+    """False when the run drew no bootstrap replicates (B = 0), so no 95 % interval exists."""
+    return (result.conventions.get("bootstrap") or {}).get("replicates") != 0
+
+
+def interval_words(result: AuditResult, sentence: str, without: str = "") -> str:
+    """``sentence`` (naming the run's 95 % intervals) unless the run drew no bootstrap
+    replicates; then the sentence saying that none were computed, ``without`` added."""
+    return sentence if has_intervals(result) else f"Point estimates only: {NO_INTERVALS}{without}."
+
+
 def is_finite_number(value: object) -> TypeGuard[float]:
     """A real, finite number, numpy scalars included (not a bool: that is a flag, not a value).
 
@@ -691,7 +712,8 @@ def readout_chart(result: AuditResult) -> alt.FacetChart | None:
         title=_title(
             "Is the anomaly in the representation, and does the head use it?",
             "Prototype readout of the features vs the model's own scores at the same "
-            "granularity. Bars: 95 % video-bootstrap CI; dashed: chance.",
+            "granularity. Dashed: chance. "
+            + interval_words(result, "Bars: 95 % video-bootstrap CI."),
         )
     )
     return _finish(chart)

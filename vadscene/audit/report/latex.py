@@ -384,8 +384,15 @@ def _resolved(result: AuditResult) -> _Table | None:
     plans = [
         _planned(
             what="Resolved model pairs at each granularity",
-            caption="Resolved model pairs (the paired 95\\,\\% interval of the difference "
-            "excludes 0) over all pairs and within each backbone family.",
+            caption=(
+                "Resolved model pairs (the paired 95\\,\\% interval of the difference "
+                "excludes 0) over all pairs, within and across backbone families, and within "
+                "each family."
+                if figures.has_intervals(result)
+                else "Model pairs compared, over all pairs, within and across backbone "
+                "families, and within each family; "
+                "no bootstrap intervals were computed ($B = 0$), so no pair is resolved."
+            ),
             label="tab:vadscene-resolved",
             arrangements=[arrange],
             units=units,

@@ -1,7 +1,11 @@
 """The report's document: its title, introduction and sections, in reading order.
 
 :func:`build_document` is the one entry: it writes the inputs and composition sections here
-and takes the others from :mod:`~vadscene.audit.report.sections_auroc`,
+and takes the others from :mod:`~vadscene.audit.report.sections_auroc` (granularities,
+controls, per category, comparisons, further tables),
+:mod:`~vadscene.audit.report.sections_controls` (run-level retention, video-level AUROC),
+:mod:`~vadscene.audit.report.sections_uncertainty` (clustered SEs, Prob-AUC),
+:mod:`~vadscene.audit.report.sections_intervals` (interval AP, class-wise mAP),
 :mod:`~vadscene.audit.report.sections_scene` and :mod:`~vadscene.audit.report.sections_probes`.
 """
 
@@ -31,8 +35,14 @@ from vadscene.audit.report.sections_auroc import (
     granularity_section,
     per_category_section,
 )
+from vadscene.audit.report.sections_controls import (
+    retention_summary_section,
+    video_level_section,
+)
+from vadscene.audit.report.sections_intervals import interval_ap_section
 from vadscene.audit.report.sections_probes import definition_section, readout_section
 from vadscene.audit.report.sections_scene import bias_section, scene_conditioned_section
+from vadscene.audit.report.sections_uncertainty import clustered_section, prob_auc_section
 
 _CONVENTION_LABELS = {
     "ground_truth": "Ground truth file",
@@ -56,13 +66,18 @@ def build_document(result: AuditResult) -> Document:
         _composition_section,
         granularity_section,
         controls_section,
+        retention_summary_section,
+        video_level_section,
         per_category_section,
         comparisons_section,
+        clustered_section,
+        prob_auc_section,
         bias_section,
         scene_conditioned_section,
         definition_section,
         readout_section,
         further_section,
+        interval_ap_section,
     )
     sections = tuple(section for build in builders if (section := build(result)) is not None)
     title, intro = _title(result)
@@ -144,6 +159,7 @@ def _composition_section(result: AuditResult) -> Section | None:
         ("Max gain of within on micro (w/2)", num(s.get("max_within_gain"))),
         ("Oracle video-constant micro AUROC", num(s.get("oracle_video_constant_auroc"))),
         ("One-bit control micro AUROC", num(s.get("one_bit_auroc"))),
+        ("Effective videos behind within AUROC (N_eff)", num(s.get("within_effective_videos"), 1)),
     ]
     blocks: list[Block] = [Table(pd.DataFrame(rows, columns=["quantity", "value"]))]
     if (chart := figures.composition_chart(result)) is not None:
@@ -156,7 +172,9 @@ def _composition_section(result: AuditResult) -> Section | None:
             "w/2. The oracle gives every frame of a video its video's anomalous fraction, the "
             "one-bit control scores 1 on anomalous videos and 0 on normal ones: neither "
             "localises anything, so a micro AUROC near theirs is reachable by ranking whole "
-            "videos."
+            "videos. N_eff = (Σ a_v n_v)² / Σ (a_v n_v)² is how many equally weighted videos "
+            "would spread within AUROC's pair weight as evenly as the mixed videos do; a small "
+            "N_eff means a few long or anomaly-dense videos decide it. It is not a sample size."
         )
     )
     return Section("Benchmark composition", tuple(blocks))

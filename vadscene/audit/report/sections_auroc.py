@@ -1,6 +1,6 @@
 """The report's AUROC sections: granularities, video-level controls, per-category AUROC,
 paired model comparisons and the further tables (AUCA, interval AP, agreement, spread,
-pair-type means, Prob-AUC).
+pair-type means).
 
 Each builder takes an :class:`~vadscene.audit.compute.result.AuditResult` and returns its
 :class:`~vadscene.audit.report.document.Section`, or ``None`` when the tables it reads are empty.
@@ -12,7 +12,15 @@ import pandas as pd
 
 from vadscene.audit.compute.result import AuditResult
 from vadscene.audit.report import figures
-from vadscene.audit.report.document import Block, Figure, Note, Section, Table, Text
+from vadscene.audit.report.document import (
+    Block,
+    BulletList,
+    Figure,
+    Note,
+    Section,
+    Table,
+    Text,
+)
 from vadscene.audit.report.formatting import ci, count, num, pct, plain
 
 _SHORT_GRANULARITY = {g: label.split(" — ")[0] for g, label in figures.GRANULARITY_LABELS.items()}
@@ -53,16 +61,54 @@ def granularity_section(result: AuditResult) -> Section | None:
             "videos (cross). within-video AUROC compares frames of the same video only; it is "
             "the only granularity that tests temporal localisation (macro averages it per mixed "
             "video, each video counting equally). per-category compares frames of one anomaly "
-            "category. Brackets: 95 % percentile interval over "
-            f"{_replicates(result)} video-bootstrap replicates (videos resampled with all their "
-            "frames); overlapping intervals do not rank models — see the paired comparisons."
+            "category. "
+            + figures.interval_words(
+                result,
+                f"Brackets: 95 % percentile interval over {_replicates(result)} video-bootstrap "
+                "replicates (videos resampled with all their frames); overlapping intervals do "
+                "not rank models — see the paired comparisons. " + category_draws_words(result),
+            )
         ),
     ]
     return Section("AUROC at each granularity", tuple(blocks))
 
 
+def category_draws_words(result: AuditResult) -> str:
+    """The per-category estimand as the run drew it: which replicates the per-category
+    intervals read, and how many unstratified replicates miss a category (docs/metrics.md,
+    "The per-category estimand")."""
+    bootstrap = result.conventions.get("bootstrap") or {}
+    resampling = bootstrap.get("category_resampling")
+    if not isinstance(resampling, str) or not bootstrap.get("replicates"):
+        return ""
+    missed = bootstrap.get("replicates_missing_a_category_unstratified")
+    share = (
+        f"{count(missed)} of the {count(bootstrap.get('replicates'))} unstratified replicates "
+        "leave at least one category out, and such a replicate averages only the others"
+    )
+    if resampling.startswith("stratified"):
+        still = bootstrap.get("replicates_missing_a_category")
+        undefined = (
+            f" ({count(still)} stratified replicates still lack a category's AUROC: its "
+            "anomalous and normal frames lie in different videos, and the draw took one kind)"
+            if still
+            else ""
+        )
+        return (
+            "The per-category and category-vs-Normal intervals resample videos within each "
+            "category, so every replicate holds every category, as the point estimate does"
+            f"{undefined}; drawn without strata, {share}."
+        )
+    return (
+        "The per-category and category-vs-Normal intervals read the shared video resamples "
+        f"(--category-bootstrap unstratified): {share}, so the interval mixes two estimands."
+    )
+
+
 def controls_section(result: AuditResult) -> Section | None:
-    """Section "Video-level controls": each model's scores against their video-mean replacement."""
+    """Section "Video-level controls": each model's scores against their video-mean
+    replacement and their within-video permutation; an undefined retention reads n/a, with
+    its reason listed under the table."""
     controls = result.controls
     if controls.empty:
         return None
@@ -77,24 +123,49 @@ def controls_section(result: AuditResult) -> Section | None:
             "AP": controls["ap"].map(num),
             "AP (video mean)": controls["ap_video_mean"].map(num),
             "AP retention": controls["ap_retention"].map(pct),
+            "micro (permuted, expected)": controls["micro_permuted"].map(num),
+            "R_perm": controls["retention_permuted"].map(pct),
             "clustered SE (micro)": controls["obuchowski_se"].map(num),
         }
     )
-    return Section(
-        "Video-level controls",
-        (
-            Table(table, labels=2),
-            Note(
-                "Each frame score is replaced by its video's mean score: frames of one video "
-                "can no longer be told apart, so within-video AUROC becomes exactly 0.5 and only "
-                "the ranking of whole videos remains. R_mean is the share of micro's margin above "
-                "chance that survives, (micro(video mean) − 0.5) / (micro − 0.5); near 100 % "
-                "means the pooled score needs no within-video variation. AP retention is the "
-                "same for frame AP above the prevalence. The clustered SE (Obuchowski) treats "
-                "videos, not frames, as the independent units."
-            ),
-        ),
+    blocks: list[Block] = [Table(table, labels=2)]
+    if reasons := _undefined_retentions(controls):
+        blocks += [Text("Retentions left undefined (n/a):"), BulletList(tuple(reasons))]
+    blocks.append(
+        Note(
+            "Each frame score is replaced by its video's mean score: frames of one video "
+            "can no longer be told apart, so within-video AUROC becomes exactly 0.5 and only "
+            "the ranking of whole videos remains. R_mean is the share of micro's margin above "
+            "chance that survives, (micro(video mean) − 0.5) / (micro − 0.5); near 100 % "
+            "means the pooled score needs no within-video variation. AP retention is the "
+            "same for frame AP above the prevalence. micro (permuted, expected) is the exact "
+            "expectation of micro when each video's scores are shuffled among its own frames "
+            "(every video keeps its scores, their alignment with the labels is random), and "
+            "R_perm its share of the margin. A retention is defined only when the original is "
+            "above chance (AUROC 0.5, AP the prevalence), as in the papers; otherwise it reads "
+            "n/a and the reason is listed. The clustered SE (Obuchowski) treats videos, not "
+            "frames, as the independent units."
+        )
     )
+    return Section("Video-level controls", tuple(blocks))
+
+
+_RETENTION_LABELS = {
+    "retention_mean": "R_mean",
+    "ap_retention": "AP retention",
+    "retention_permuted": "R_perm",
+}
+"""Each retention column of ``controls`` (with its ``*_note``) and its header above."""
+
+
+def _undefined_retentions(controls: pd.DataFrame) -> list[str]:
+    """ "model: R_mean undefined: …" for every retention the table shows as n/a."""
+    return [
+        f"{row['model']}: {label} {row[f'{column}_note']}"
+        for _, row in controls.iterrows()
+        for column, label in _RETENTION_LABELS.items()
+        if isinstance(row.get(f"{column}_note"), str)
+    ]
 
 
 def per_category_section(result: AuditResult) -> Section | None:
@@ -124,10 +195,20 @@ def per_category_section(result: AuditResult) -> Section | None:
                 "Same-category AUROC per model: anomalous against normal frames, both from the "
                 "videos of one category, so the comparison cannot be won by telling categories "
                 "or Normal videos apart. The category-vs-Normal variant (normal frames of the "
-                "category plus all Normal videos) is in per_category.csv."
+                "category plus all Normal videos) is in per_category.csv. The per-category "
+                "AUROC of the granularity table is the mean of this table's column. "
+                + category_draws_words(result)
             ),
         ),
     )
+
+
+_RESOLVED_ROW_LABELS = {
+    "all": "all pairs",
+    "within-family": "pairs within one family",
+    "cross-family": "pairs across families",
+}
+"""Row labels of the resolved counts' subsets; a family's own row reads "within family F"."""
 
 
 def comparisons_section(result: AuditResult) -> Section | None:
@@ -142,12 +223,16 @@ def comparisons_section(result: AuditResult) -> Section | None:
             cell=[f"{r} / {p}" for r, p in resolved[["resolved", "pairs"]].values]
         )
         wide = cells.pivot(index="family", columns="granularity", values="cell")
-        families = ["all", *sorted(f for f in wide.index if f != "all")]
+        scopes = resolved.groupby("family", sort=False)["scope"].first()
+        families = [  # all, within / across families (as the table lists them), each family
+            *(f for f in dict.fromkeys(resolved["family"]) if scopes[f] != "family"),
+            *sorted(f for f in wide.index if scopes[f] == "family"),
+        ]
         columns = [g for g in _SHORT_GRANULARITY if g in wide.columns]
         table = pd.DataFrame(
             {
                 "pairs compared": [
-                    "all pairs" if f == "all" else f"within family {f}" for f in families
+                    _RESOLVED_ROW_LABELS.get(f, f"within family {f}") for f in families
                 ],
                 **{
                     _SHORT_GRANULARITY[g]: [plain(wide.at[f, g]) for f in families] for g in columns
@@ -179,18 +264,26 @@ def comparisons_section(result: AuditResult) -> Section | None:
         blocks.append(Table(table, labels=2))
     blocks.append(
         Note(
-            "Each pair of models is scored on the same bootstrap replicates (same resampled "
-            "videos), and the 95 % interval of the difference A − B decides: a pair is resolved "
-            '(✓) when it excludes 0. Counts "within family" keep only pairs of models sharing '
-            "a backbone — the comparisons state-of-the-art claims rest on."
+            figures.interval_words(
+                result,
+                "Each pair of models is scored on the same bootstrap replicates (same resampled "
+                "videos), and the 95 % interval of the difference A − B decides: a pair is "
+                "resolved (✓) when it excludes 0.",
+                ", so no pair can be resolved and every count is 0",
+            )
+            + ' Counts "within family" keep only pairs of models sharing a backbone — the '
+            "comparisons state-of-the-art claims rest on; pairs across families (e.g. an I3D "
+            "model against a CLIP one) are the easy ones, so many resolved pairs overall but "
+            "few within families mean the metric separates backbones, not methods "
+            "(comparisons.csv marks each pair's scope, within_family or cross_family)."
         )
     )
     return Section("Paired model comparisons", tuple(blocks))
 
 
 def further_section(result: AuditResult) -> Section | None:
-    """Section "Further tables": AUCA and interval AP, agreement with micro, spread, pair-type
-    means and Prob-AUC, as far as the run computed them."""
+    """Section "Further tables": AUCA and interval AP, agreement with micro, spread and
+    pair-type means, as far as the run computed them."""
     further = result.further
     if further.empty:
         return None
@@ -206,7 +299,9 @@ def further_section(result: AuditResult) -> Section | None:
                     "interval AP": further["interval_ap"].map(num),
                     "AP@0.5": further["interval_ap_at_05"].map(num),
                     "interval AP (video mean)": further["interval_ap_video_mean"].map(num),
+                    "AP@0.5 (video mean)": further["interval_ap_video_mean_at_05"].map(num),
                     "interval AP (whole video)": further["interval_ap_whole_video"].map(num),
+                    "AP@0.5 (whole video)": further["interval_ap_whole_video_at_05"].map(num),
                 }
                 if with_intervals
                 else {}
@@ -225,9 +320,11 @@ def further_section(result: AuditResult) -> Section | None:
             "--interval-ap) follows the released VadCLIP evaluation (proposals: runs above "
             "max − 0.6·(max − min) of the video's scores, at least 2 frames; greedy "
             "matching; mean over "
-            "tIoU 0.1–0.5). Video-mean replacement yields no proposal, so its AP is 0; "
-            "whole-video intervals ([0, T) per video, confidence = mean score) show how much AP "
-            "needs no temporal localisation."
+            "tIoU 0.1–0.5) on all videos, under the event rule the conventions state (interval "
+            "AP depends on it); section Interval AP has every tIoU 0.1–0.9 and the "
+            "anomaly-containing videos. Video-mean replacement yields no proposal, so its AP "
+            "is 0; whole-video intervals ([0, T) per video, confidence = mean score) show how "
+            "much AP needs no temporal localisation."
         ),
     ]
     agreement = result.agreement
@@ -287,22 +384,6 @@ def further_section(result: AuditResult) -> Section | None:
                         **{
                             f"AUC {figures.PAIR_TYPES[k]}": [num(v) for v in wide[k]] for k in types
                         },
-                    }
-                ),
-                labels=1,
-            ),
-        ]
-    soft = result.prob_auc
-    if not soft.empty:
-        micro = result.metrics[result.metrics["granularity"] == "micro"].set_index("model")
-        blocks += [
-            Text("Prob-AUC under the soft (multi-annotator) frame labels, beside micro AUROC:"),
-            Table(
-                pd.DataFrame(
-                    {
-                        "model": soft["model"],
-                        "Prob-AUC": soft["prob_auc"].map(num),
-                        "micro AUROC": [num(micro["value"].get(m)) for m in soft["model"]],
                     }
                 ),
                 labels=1,

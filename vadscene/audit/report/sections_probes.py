@@ -87,9 +87,12 @@ def definition_section(result: AuditResult) -> Section | None:
             "anomaly detection. DC-Disc ranks a class's frames against other anomalies only. "
             "DC-DetΔ and DC-SelΔ are gains from the matching definition over the others, on "
             "the same frames: a scorer that ignores the definition gets exactly 0. A high D@5 "
-            "with DC-DetΔ ≈ 0 is the signature of definition blindness. Brackets: 95 % "
-            "interval, paired video bootstrap (DC-SelΔ: clusters of videos sharing one class "
-            "set); AP values have no interval."
+            "with DC-DetΔ ≈ 0 is the signature of definition blindness. "
+            + figures.interval_words(
+                result,
+                "Brackets: 95 % interval, paired video bootstrap (DC-SelΔ: clusters of videos "
+                "sharing one class set); AP values have no interval.",
+            )
         ),
         Text(
             "Mean ω over the queries (the normal frames' share of D@5's negatives): "
@@ -124,7 +127,7 @@ def readout_section(result: AuditResult) -> Section | None:
             "readout": readout["readout"].map(figures.READOUT_LABELS),
             "prototype AUROC": [ci(*r) for r in readout[["auroc", "ci_low", "ci_high"]].to_numpy()],
             "videos": readout["videos"].map(count),
-            "left out": readout["left_out"].map(count),
+            "left out": readout["left_out_reasons"],
         }
     )
     blocks: list[Block] = []
@@ -140,7 +143,11 @@ def readout_section(result: AuditResult) -> Section | None:
             "ceilings on what the features make linearly accessible, not detectors. A high "
             "within-video prototype AUROC beside a low within-video score AUROC means the head "
             "does not use the localisation the representation holds. Snippet labels: "
-            f"{rule}. Left out: videos with fewer than two snippets of a label."
+            f"{rule}. Left out: every video a readout does not read, counted by reason — "
+            "per-category has no prototype for the Normal category or a category lacking "
+            "either snippet label; within-video reads only mixed videos (within-video pairs "
+            "exist only there) with at least two snippets of each label (the leave-one-out "
+            "prototypes need two)."
         ),
     ]
     return Section("Representation readout", tuple(blocks))

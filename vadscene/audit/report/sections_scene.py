@@ -47,6 +47,7 @@ def _bias_blocks(result: AuditResult) -> list[Block]:
             for p, n in ordered[["anomalous_share_positive", "anomalous_share_negative"]].values
         ]
     two_populations = "bias_auroc_leak_free" in ordered
+    interval = " [95 % CI]" if figures.has_intervals(result) else ""
     for suffix, heading in (("", "all videos"), ("_leak_free", "Normal videos")):
         if suffix and not two_populations:
             continue
@@ -56,7 +57,7 @@ def _bias_blocks(result: AuditResult) -> list[Block]:
                 f"{count(p)} / {count(n)}"
                 for p, n in ordered[[f"n_positive{suffix}", f"n_negative{suffix}"]].values
             ]
-        table[f"bias-AUC [95 % CI]{name}"] = [
+        table[f"bias-AUC{interval}{name}"] = [
             ci(*r)
             for r in ordered[[f"bias_auroc{suffix}", f"ci_low{suffix}", f"ci_high{suffix}"]].values
         ]
@@ -81,8 +82,9 @@ def _bias_blocks(result: AuditResult) -> list[Block]:
         "unbiased, and p_bias is the share of bootstrap replicates (videos resampled within "
         "each pole) falling outside it. bias-AUC does not depend on how many videos each "
         "pole has; a small pole only widens the interval. Control factors correlate with "
-        "the anomaly class by construction: read them as a check, not as scene reliance."
-    )
+        "the anomaly class by construction: read them as a check, not as scene reliance. "
+        + figures.interval_words(result, "", ", so p_bias and the permutation p-values are n/a")
+    ).rstrip()
     if two_populations:
         note += (
             " Two populations, side by side. All videos (the paper's s̄⁰, the default) also "
