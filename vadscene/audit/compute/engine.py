@@ -639,12 +639,13 @@ def _category_draws_stated(
     """The bootstrap conventions of the per-category granularities: which draws they read,
     and how many replicates leave a category out — under the unstratified draws always (what
     the stratified ones avoid) and under the draws used."""
-    missing = [
-        uncertainty.replicates_missing_a_category(
+
+    def missing(draws: np.ndarray) -> int:
+        return uncertainty.replicates_missing_a_category(
             draws, bench.a, bench.n, bench.categories, bench.gt.normal_category
         )
-        for draws in (resamples, by_category)
-    ]
+
+    unstratified = missing(resamples)
     resampling = (
         "stratified: videos with replacement within each category (every category in every "
         "replicate), the same draws for every model"
@@ -655,8 +656,11 @@ def _category_draws_stated(
     return {
         "category_resampling": f"{resampling}; read by per_category, category_vs_normal, the "
         "per-category Prob-AUC and the per-category prototype readout",
-        "replicates_missing_a_category_unstratified": missing[0],
-        "replicates_missing_a_category": missing[1],
+        "replicates_missing_a_category_unstratified": unstratified,
+        # unstratified, the per-category draws are the shared resamples: counted once
+        "replicates_missing_a_category": (
+            unstratified if by_category is resamples else missing(by_category)
+        ),
     }
 
 
