@@ -39,7 +39,7 @@ def test_docstring_examples_pass(name: str) -> None:
 def test_docstring_examples_are_found() -> None:
     # the module walk and the finder, checked on the example known to exist
     names = {test.name for test in _examples("vadscene.audit.compute.pairs")}
-    assert "vadscene.audit.compute.pairs.pair_count_matrix" in names
+    assert "vadscene.audit.compute.pairs.pair_counts" in names
 
 
 def test_importing_every_module_prints_and_writes_nothing(tmp_path) -> None:

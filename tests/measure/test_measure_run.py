@@ -211,11 +211,13 @@ def test_dask_cluster_gives_the_same_numbers_as_local_processes(
     workspace: Workspace, tmp_path: Path
 ) -> None:
     from distributed import LocalCluster
+    from support.cluster import environment_kept
 
     copy = tmp_path / "copy"
     shutil.copytree(workspace.root, copy)
     measure_workspace(workspace, workers=2)
     with (
+        environment_kept(),
         LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,

@@ -9,13 +9,15 @@ files the request asks for.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
+from vadscene.audit.compute.budget import DEFAULT_REPLICATE_MEMORY
 from vadscene.audit.compute.engine import AuditProgress, run_audit
 from vadscene.audit.compute.intervals import EVENT_RULES, EventRule
 from vadscene.audit.compute.result import AuditResult
@@ -40,11 +42,11 @@ from vadscene.audit.protocols import (
     protocol_conventions,
     protocol_named,
 )
-from vadscene.audit.report.latex import write_latex_tables
 from vadscene.audit.report.vega import svg_renderer
 from vadscene.audit.report.writer import check_report_folder, write_report
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
 from vadscene.benchmark.ground_truth import NORMAL_WITH_ANOMALY, NormalWithAnomaly
+from vadscene.core.cluster import DEFAULT_SCHEDULER_TIMEOUT, connect_scheduler
 from vadscene.core.paths import output_folder
 from vadscene.store.workspace import Workspace
 
@@ -71,6 +73,10 @@ class AuditRequest:
     the ground truth (when none is given), frame counts and scene labels
     (:func:`~vadscene.audit.io.sources.gather_inputs`). ``out`` is the report folder, checked
     before anything is read; ``None`` when the caller writes the report elsewhere.
+    ``scheduler`` (``tcp://host:8786``) runs the engine's tasks on that Dask cluster, which
+    must answer within ``scheduler_timeout`` seconds, checked before anything is read too.
+    ``replicate_memory`` bounds the bytes of one block of bootstrap replicates' draws (the
+    replicates run in as many blocks as it takes; the numbers do not depend on it).
 
     ``confine_to``, a workspace, holds the model and probe lists and every path they list to
     the places :meth:`~vadscene.store.workspace.Workspace.server_path` allows — the rule the
@@ -110,6 +116,9 @@ class AuditRequest:
     latex: bool = False
     svg: bool = False
     out: Path | None = None
+    scheduler: str | None = None  # None: threads of this process
+    scheduler_timeout: float = DEFAULT_SCHEDULER_TIMEOUT
+    replicate_memory: int = DEFAULT_REPLICATE_MEMORY  # bytes of one block of replicates' draws
     confine_to: Path | None = None
     protocol: str | None = None
     explicit: frozenset[str] = frozenset()
@@ -126,6 +135,13 @@ class AuditRequest:
                 raise AuditRequestError(f"{name} {value!r}: expected one of {', '.join(choices)}")
         if self.protocol is not None:
             protocol_named(self.protocol)
+        if not self.scheduler_timeout > 0:  # NaN too
+            raise AuditRequestError(
+                f"scheduler_timeout {self.scheduler_timeout:g}: expected seconds above 0"
+            )
+        memory = self.replicate_memory
+        if isinstance(memory, bool) or not isinstance(memory, int) or memory <= 0:
+            raise AuditRequestError(f"replicate_memory {memory!r}: expected a number of bytes > 0")
 
 
 @dataclass(frozen=True)
@@ -147,55 +163,65 @@ class PreparedAudit:
 
     def run(self, progress: AuditProgress | None = None) -> AuditResult:
         """The audit of these inputs with the request's bootstrap, seed and interval AP, its
-        conventions stating the protocol when one was chosen."""
-        result = run_audit(
-            self.ground_truth,
-            self.models,
-            self.scene,
-            n_bootstrap=self.request.bootstrap,
-            seed=self.request.seed,
-            progress=progress,
-            definition_scores=self.definition_scores,
-            classes=self.classes,
-            queries=self.queries,
-            features=self.features,
-            soft_labels=self.soft_labels,
-            interval_ap=self.request.interval_ap,
-            interval_ap_events=self.request.interval_ap_events,
-            category_bootstrap=self.request.category_bootstrap,
+        conventions stating the protocol when one was chosen; on the request's Dask
+        scheduler when it names one, connected for this run and let go after it."""
+        scheduler = self.request.scheduler
+        connection = (
+            nullcontext()
+            if scheduler is None
+            else connect_scheduler(scheduler, self.request.scheduler_timeout)
         )
+        with connection as client:
+            result = run_audit(
+                self.ground_truth,
+                self.models,
+                self.scene,
+                n_bootstrap=self.request.bootstrap,
+                seed=self.request.seed,
+                progress=progress,
+                definition_scores=self.definition_scores,
+                classes=self.classes,
+                queries=self.queries,
+                features=self.features,
+                soft_labels=self.soft_labels,
+                interval_ap=self.request.interval_ap,
+                interval_ap_events=self.request.interval_ap_events,
+                category_bootstrap=self.request.category_bootstrap,
+                client=client,
+                replicate_memory=self.request.replicate_memory,
+            )
         if self.protocol is None:
             return result
         return replace(result, conventions={"protocol": self.protocol, **result.conventions})
 
 
-def prepare(request: AuditRequest) -> PreparedAudit:
-    """Read every input ``request`` names, refusing a bad one before the next is read.
-
-    First its protocol's settings are filled in (:func:`.protocols.apply_protocol`). Then, in
-    order: the report folder (``out``, not created yet), the model and probe lists (with
-    ``confine_to``, each and every path they list checked), the ground truth, scene labels
-    and scores, the definition scores, events, queries and features, the soft labels. An SVG
-    report without its renderer installed is refused first, before any of them is read.
-    """
-    protocol = protocol_conventions(request)
+def checked_request(request: AuditRequest) -> AuditRequest:
+    """``request`` with its protocol's settings filled in (:func:`.protocols.apply_protocol`),
+    refused before anything is read where its report cannot be written: an SVG report without
+    its renderer installed, a report folder (``out``) that cannot be one."""
     request = apply_protocol(request)
     if request.svg:
         svg_renderer()
     if request.out is not None:
         output_folder(request.out, "the audit report", create=False)
         check_report_folder(request.out)
-    confine = _confinement(request.confine_to)
-    specs = [*request.scores, *(s for path in request.model_lists for s in _models(path, confine))]
-    listed = [_probes(path, confine) for path in request.probe_lists]
-    ground_truth, models, scene = gather_inputs(
+    return request
+
+
+def read_benchmark(
+    request: AuditRequest, models: Sequence[ModelSpec] = ()
+) -> tuple[GroundTruth, list[ModelScores], SceneLabels | None]:
+    """The request's ground truth and scene labels, and the scores of ``models`` (the specs
+    of :func:`read_lists`; none: the ground truth and labels only), as
+    :func:`~vadscene.audit.io.sources.gather_inputs` reads them."""
+    return gather_inputs(
         ground_truth=request.ground_truth,
         ground_truth_format=request.ground_truth_format,
         interval_end=request.interval_end,
         keep_interval_end=is_given(request, "interval_end"),
         normal_with_anomaly=request.normal_with_anomaly,
         frame_counts=request.frame_counts,
-        models=specs,
+        models=models,
         snippet_repeat=request.snippet_repeat,
         video_order=request.video_order,
         release=request.release,
@@ -203,6 +229,26 @@ def prepare(request: AuditRequest) -> PreparedAudit:
         labels=request.labels,
         catalogue=request.catalogue,
     )
+
+
+def prepare(request: AuditRequest) -> PreparedAudit:
+    """Read every input ``request`` names, refusing a bad one before the next is read.
+
+    First its protocol's settings are filled in (:func:`checked_request`). Then, in
+    order: the report folder (``out``, not created yet), the model and probe lists (with
+    ``confine_to``, each and every path they list checked), the ground truth, scene labels
+    and scores, the definition scores, events, queries and features, the soft labels. An SVG
+    report without its renderer installed, and a scheduler that does not answer (or Dask not
+    installed), are refused first, before any of them is read.
+    """
+    protocol = protocol_conventions(request)
+    if request.scheduler is not None:
+        # connected and let go: the run connects again (PreparedAudit.run), but an address
+        # that does not answer is refused before a million videos' scores are read
+        connect_scheduler(request.scheduler, request.scheduler_timeout).close()
+    request = checked_request(request)
+    specs, listed = read_lists(request)
+    ground_truth, models, scene = read_benchmark(request, specs)
     listed_frames = _given_once(
         listed, [p.feature_snippet_frames for p in listed], "snippet frames"
     )
@@ -235,6 +281,15 @@ def prepare(request: AuditRequest) -> PreparedAudit:
         ),
         protocol=protocol,
     )
+
+
+def read_lists(request: AuditRequest) -> tuple[list[ModelSpec], list[ProbeList]]:
+    """The models ``request`` names (its scores, then its model lists') and the probes files
+    it names, read and confined as :func:`prepare` reads them (also read by the dry run,
+    :mod:`vadscene.audit.plan`)."""
+    confine = _confinement(request.confine_to)
+    specs = [*request.scores, *(s for path in request.model_lists for s in _models(path, confine))]
+    return specs, [_probes(path, confine) for path in request.probe_lists]
 
 
 _Confine = Callable[[Path, str], Path]
@@ -306,8 +361,4 @@ def write_outputs(
 ) -> dict[str, Path]:
     """Write the report of ``result`` into ``folder``, with the figures' SVG files and the
     LaTeX tables (under ``latex/``) when ``request`` asks for them; name → path."""
-    written = write_report(result, folder, svg=request.svg, progress=progress)
-    if request.latex:
-        tables = write_latex_tables(result, folder / "latex")
-        written |= {f"latex/{name}": path for name, path in tables.items()}
-    return written
+    return write_report(result, folder, svg=request.svg, latex=request.latex, progress=progress)

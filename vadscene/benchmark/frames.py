@@ -31,8 +31,12 @@ EXACT_INTEGER_LIMIT = 2**53
 """Integers up to this magnitude are exact in float64; larger integer scores are refused."""
 
 
-def numeric_scores(values: Any, where: str, unit: str = "frame") -> np.ndarray:
-    """``values`` as float64, refused unless they are numbers that float64 holds exactly.
+def numeric_scores(
+    values: Any, where: str, unit: str = "frame", *, keep_float32: bool = False
+) -> np.ndarray:
+    """``values`` as a new float64 array, refused unless they are numbers that float64 holds
+    exactly; with ``keep_float32``, float32 (and float16) values become float32 instead, which
+    holds them exactly in half the memory.
 
     Accepts arrays and sequences (a plain list included) of booleans, integers and floats.
     Integers beyond ±2⁵³ are refused: float64 would round them, silently merging distinct
@@ -48,6 +52,8 @@ def numeric_scores(values: Any, where: str, unit: str = "frame") -> np.ndarray:
         raise AuditInputError(f"{where}: scores must be numbers, got values of type {array.dtype}")
     if array.dtype.kind in "iu":
         _refuse_inexact_integers(array.ravel(), where, unit)
+    if keep_float32 and array.dtype.kind == "f" and array.dtype.itemsize <= 4:  # any byte order
+        return array.astype(np.float32)
     return array.astype(np.float64)
 
 
@@ -201,9 +207,10 @@ class GroundTruth:
 
     def anomalous_counts(self) -> np.ndarray:
         """a_v: anomalous frames per video."""
-        return np.bincount(self.video_index(), weights=self.labels, minlength=self.n_videos).astype(
-            np.int64
-        )
+        # the video of each anomalous frame (a few % of them): the last video starting at or
+        # before it — no frame-sized index built
+        video = np.searchsorted(self.offsets, np.flatnonzero(self.labels), side="right") - 1
+        return np.bincount(video, minlength=self.n_videos).astype(np.int64)
 
     def labels_of(self, video_id: str) -> np.ndarray:
         i = self.video_ids.index(video_id)

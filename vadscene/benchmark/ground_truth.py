@@ -6,8 +6,8 @@ Video ids are always file stems: folders and extensions are dropped and a traili
 video. Frames are numbered from 0.
 
 Ground-truth formats (:data:`GROUND_TRUTH_FORMATS`; ``format=None`` detects them: a folder is
-``npy-folder``, ``.json`` is ``json``, ``.csv``/``.tsv``/``.parquet`` is ``table``, any other
-file is ``ucf-crime`` text):
+``npy-folder``, ``.json`` is ``json``, ``.csv``/``.tsv``/``.parquet``/``.arrow``/``.feather``
+is ``table``, any other file is ``ucf-crime`` text):
 
 ``ucf-crime``
     One video per line, whitespace-separated; blank lines and ``#`` comments are skipped.
@@ -43,9 +43,11 @@ file is ``ucf-crime`` text):
     truth); videos in file order.
 
 ``table``
-    CSV, TSV or Parquet, one row per frame: columns ``video``, ``frame``, ``label`` and
-    optionally ``category`` (constant per video). The frames of each video must be exactly
-    ``0..n-1``, each once, in any row order. Videos in order of first appearance.
+    CSV, TSV, Parquet or Arrow IPC (``.arrow``, ``.feather``), one row per frame: columns
+    ``video``, ``frame``, ``label`` and optionally ``category`` (constant per video). The
+    frames of each video must be exactly ``0..n-1``, each once, in any row order. Videos in
+    order of first appearance. Parquet and Arrow tables are read column-wise
+    (:mod:`vadscene.benchmark.arrow_tables`): a benchmark of tens of millions of frames.
 
 Categories come from the category column where the format has one, else from
 :func:`vadscene.benchmark.video_lists.category_from_video_id`; a video whose name carries no
@@ -86,7 +88,13 @@ from vadscene.benchmark.frames import (
     binary_labels,
     refuse_beyond_memory,
 )
-from vadscene.benchmark.readers import TABLE_SEPARATORS, group_rows, load_npy, read_table
+from vadscene.benchmark.readers import (
+    ARROW_SUFFIXES,
+    TABLE_SEPARATORS,
+    group_rows,
+    load_npy,
+    read_table,
+)
 from vadscene.benchmark.video_lists import (
     category_from_video_id,
     ucf_short_name,
@@ -330,7 +338,7 @@ def _detect_ground_truth_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".json":
         return "json"
-    if suffix in TABLE_SEPARATORS:
+    if suffix in TABLE_SEPARATORS or suffix in ARROW_SUFFIXES:
         return "table"
     if suffix in {".npy", ".npz", ".mat", ".pkl"}:
         raise AuditInputError(
@@ -662,6 +670,8 @@ def _read_json(path: Path) -> _Parts:
 
 
 def _read_label_table(path: Path) -> _Parts:
+    if path.suffix.lower() in ARROW_SUFFIXES:
+        return _read_arrow_labels(path)
     table = read_table(path, required=("video", "frame", "label"))
     videos, rows = group_rows(path, table, indexed_by="frame")
     labels = [
@@ -683,6 +693,19 @@ def _read_label_table(path: Path) -> _Parts:
         categories.append(str(values[0]))
     conventions["categories"] = "category column"
     return _Parts(videos, categories, labels, conventions)
+
+
+def _read_arrow_labels(path: Path) -> _Parts:
+    from vadscene.benchmark.arrow_tables import read_frame_table
+
+    table = read_frame_table(path, {"label": "label", "category": "text"}, optional=("category",))
+    bounds = np.cumsum(table.counts)[:-1]
+    conventions = {"frame_counts": "rows per video", "video_order": "first appearance"}
+    categories: list[str | None] = [None] * len(table.videos)
+    if "category" in table.texts:
+        conventions["categories"] = "category column"
+        categories = list(table.texts["category"])
+    return _Parts(table.videos, categories, np.split(table.values["label"], bounds), conventions)
 
 
 def check_video_sets(path: Path | str, ground_truth: GroundTruth, videos: list[str]) -> None:

@@ -27,6 +27,9 @@ from vadscene.core.errors import parse_failure
 _NPY_V1 = b"\x93NUMPY\x01\x00"
 
 TABLE_SEPARATORS = {".csv": ",", ".tsv": "\t", ".parquet": None}
+ARROW_SUFFIXES = (".parquet", ".arrow", ".feather")
+"""Score and ground-truth tables read column-wise by :mod:`vadscene.benchmark.arrow_tables`
+(imported when such a table is read: pyarrow takes a while to load)."""
 _NPY_PLAIN_HEADER = re.compile(
     rb"\{'descr': '([<|][fiub][1248])', 'fortran_order': False, 'shape': \((\d+(?:, \d+)*),?\), \}"
     rb" *\n"

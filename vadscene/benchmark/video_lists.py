@@ -30,12 +30,26 @@ def video_id_from_entry(entry: str) -> str:
 
     Ids are NFC-normalised: a name typed or saved as NFD (macOS file names) is the same video.
     """
-    return unicodedata.normalize("NFC", _FEATURE_SUFFIX.sub("", _CROP_SUFFIX.sub("", _stem(entry))))
+    return video_id_from_stem(_stem(entry))
+
+
+def video_id_from_stem(stem: str) -> str:
+    """The id of a bare file stem (no folder, no extension, no surrounding spaces), as
+    :func:`video_id_from_entry` gives it: called once per file of a score folder, so the
+    usual plain ASCII stem skips the substitutions it cannot need."""
+    if "__" in stem:
+        stem = _CROP_SUFFIX.sub("", stem)
+    if "_" in stem:
+        stem = _FEATURE_SUFFIX.sub("", stem)
+    return stem if stem.isascii() else unicodedata.normalize("NFC", stem)
 
 
 def _stem(entry: str) -> str:
-    name = PurePosixPath(entry.strip().replace("\\", "/")).name
-    suffix = PurePosixPath(name).suffix
+    text = entry.strip().replace("\\", "/")
+    # a plain name is its own PurePosixPath name: no path object per entry of a long list
+    name = PurePosixPath(text).name if "/" in text or text in (".", "..") else text
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # PurePosixPath.suffix's rule
     return name[: -len(suffix)] if suffix.lower() in _KNOWN_SUFFIXES else name
 
 

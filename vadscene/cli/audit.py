@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,9 +18,11 @@ from vadscene.cli.options import (
     IntervalEndOption,
     require_choice,
 )
+from vadscene.core.cluster import DEFAULT_SCHEDULER_TIMEOUT
 
 if TYPE_CHECKING:
     from vadscene.audit.compute.result import AuditResult
+    from vadscene.audit.request import AuditRequest
 
 commands = typer.Typer()
 
@@ -46,7 +49,8 @@ def audit(
         str | None,
         typer.Option(
             help=f"Ground-truth format ({', '.join(GROUND_TRUTH_FORMATS)}); "
-            "default: detected from the file."
+            "default: detected from the file (.csv/.tsv/.parquet/.arrow/.feather: a table "
+            "video, frame, label[, category])."
         ),
     ] = None,
     interval_end: IntervalEndOption = "exclusive",
@@ -55,9 +59,11 @@ def audit(
         list[str] | None,
         typer.Option(
             metavar="NAME=PATH[@FAMILY][:K]",
-            help="One model's frame scores (repeat per model): .npy folder, .npy, CSV or "
-            "Parquet; @FAMILY groups models for comparisons; :K = this model's scores are per "
-            "snippet of K frames (overrides --snippet-repeat).",
+            help="One model's frame scores (repeat per model): .npy folder, .npy, CSV/TSV, or "
+            "a Parquet/Arrow table (video, [frame,] score; a column named NAME holds this "
+            "model's scores, so one table can hold several models); @FAMILY groups models for "
+            "comparisons; :K = this model's scores are per snippet of K frames (overrides "
+            "--snippet-repeat).",
         ),
     ] = None,
     models_file: Annotated[
@@ -195,6 +201,35 @@ def audit(
             "(≈ 0.2 s a figure; report.html draws them in the browser either way).",
         ),
     ] = False,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Dask scheduler address (tcp://host:8786) to run the pair counting and "
+            "bootstrap on a cluster; needs pip install 'vadscene[dask]'."
+        ),
+    ] = None,
+    scheduler_timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for the Dask scheduler to answer.")
+    ] = DEFAULT_SCHEDULER_TIMEOUT,
+    replicate_memory: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="MIB",
+            help="MiB the draws of one block of bootstrap replicates may take (default 256); "
+            "the replicates run in as many blocks as it takes, with the same numbers.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the memory and time the audit will need (from the shapes and a "
+            "short calibration on a subsample) and whether it fits this machine (and the "
+            "--scheduler's cluster), then exit: nothing audited, no report written. With "
+            "--json: the plan as one JSON object.",
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -266,7 +301,14 @@ def audit(
         latex=latex,
         svg=svg,
         out=out_dir,
+        scheduler=scheduler,
+        scheduler_timeout=scheduler_timeout,
     )
+    if replicate_memory is not None:
+        request = replace(request, replicate_memory=replicate_memory * 2**20)
+    if dry_run:
+        _print_plan(request, as_json)
+        return
     prepared = prepare(request)
     with progress_bar("Auditing") as update:
         result = prepared.run(progress=lambda step, done, total: update(done, total, step))
@@ -309,6 +351,28 @@ def audit(
         value = f"{row.value:+.4f}" if math.isfinite(row.value) else "n/a (no input for it)"
         out.print(f"  {row.model}: {row.probe} {value}", markup=False)
     out.print(f"wrote {', '.join(p.name for p in written.values())} to {out_dir}")
+
+
+def _print_plan(request: AuditRequest, as_json: bool) -> None:
+    """``audit --dry-run``: the plan of the request's audit (:mod:`vadscene.audit.plan`)."""
+    from vadscene.audit.plan import plan_audit
+    from vadscene.core.cluster import connect_scheduler
+
+    client = (
+        connect_scheduler(request.scheduler, request.scheduler_timeout)
+        if request.scheduler is not None
+        else None
+    )
+    try:
+        plan = plan_audit(request, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    if as_json:
+        print_json(plan.to_dict())
+        return
+    for line in plan.lines():
+        out.print(line, markup=False, highlight=False)
 
 
 _DEFAULT_SOURCES = ("DEFAULT", "DEFAULT_MAP")

@@ -2,7 +2,8 @@
 
 Every output — release JSON and CSV, the JSON Schema, Label Studio files, audit reports,
 browser proxies, the workspace configuration — goes through :func:`atomic_write`,
-:func:`replace_together` or :func:`atomic_output`:
+:func:`replace_together`, :func:`atomic_output` or, for a folder replaced as a whole (an audit
+report), :class:`NewFolder`. A file on its own is replaced so:
 
 1. the content goes to a temporary file in the target's folder,
    ``.<target name>.<process id>-<8 random hex digits>.tmp`` (:data:`TEMP_NAME`), created with
@@ -34,6 +35,7 @@ import re
 import secrets
 import sys
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -79,7 +81,7 @@ def replace_together(files: Sequence[tuple[Path, str | bytes]]) -> None:
                 for t, f in zip(temporaries, targets, strict=True)
             ]
             _write_synced(intent, json.dumps({"replace": plan}).encode("utf-8"))
-            _sync_folder(intent.parent)
+            sync_folder(intent.parent)
     except BaseException as exc:
         for path in (*temporaries, *([intent] if intent else [])):
             _remove(path)
@@ -91,7 +93,7 @@ def replace_together(files: Sequence[tuple[Path, str | bytes]]) -> None:
         for temporary, target in zip(temporaries, targets, strict=True):
             os.replace(temporary, target)
         for folder in dict.fromkeys(target.parent for target in targets):
-            _sync_folder(folder)
+            sync_folder(folder)
         if intent is not None:
             intent.unlink()
     except OSError as exc:
@@ -110,12 +112,108 @@ def atomic_output(target: Path) -> Iterator[Path]:
         with temporary.open("rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(temporary, target)
-        _sync_folder(target.parent)
+        sync_folder(target.parent)
     except BaseException as exc:
         _remove(temporary)
         if isinstance(exc, OSError):
             raise _output_error(target, exc) from None
         raise
+
+
+class NewFolder:
+    """A folder that does not exist yet, filled with files and then made durable as a whole.
+
+    For an output that replaces a folder at once (an audit report is written into a hidden
+    staging folder that is then renamed into place). No one reads the folder before that
+    rename, so a file needs neither a temporary name nor a sync of its own: :meth:`write` only
+    writes, and :meth:`make_durable` syncs every file's data in one pass and then every folder
+    once (a folder's sync makes the names in it durable). The caller renames the folder into
+    place only after :meth:`make_durable` and then syncs the folder holding it once
+    (:func:`sync_folder`), so the rename survives a power cut too.
+
+    The order is what makes the rename atomic across a power cut as well: if the rename
+    reached the disk before the files' data, the folder could come back holding empty or
+    truncated files. ``os.sync`` would order it too, but it waits for every dirty file of the
+    machine, other people's included. The files are synced concurrently, from a few threads,
+    so that the filesystem can commit them together (a journaling filesystem writes one
+    commit for the syncs waiting on it) instead of one commit per file.
+
+    Use it as a context manager: leaving the block closes what an error left open; the files
+    stay for the caller to remove with the folder. Failures are
+    :class:`~vadscene.core.errors.OutputError` naming the file or folder.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        try:
+            self.root.mkdir(parents=True)
+        except OSError as exc:
+            raise _output_error(self.root, exc) from None
+        self._folders = [self.root]
+        self._unsynced: list[int] = []
+
+    def __enter__(self) -> NewFolder:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for descriptor in self._unsynced:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+        self._unsynced = []
+
+    def write(self, name: str, data: str | bytes) -> Path:
+        """Write ``data`` (text as UTF-8, newlines untranslated) to the new file ``name``, a
+        path relative to the folder (``"figures/a.vl.json"``); returns its path."""
+        path = self.root / name
+        try:
+            self._make_folders(path.parent)
+            content = data.encode("utf-8") if isinstance(data, str) else data
+            self._unsynced.append(_write_new(path, content))
+            if len(self._unsynced) >= _MAX_UNSYNCED:
+                self._sync_files()
+        except OSError as exc:
+            raise _output_error(path, exc) from None
+        return path
+
+    def make_durable(self) -> None:
+        """Sync every file written so far, then every folder of the tree."""
+        try:
+            self._sync_files()
+            for folder in self._folders:
+                sync_folder(folder)
+        except OSError as exc:
+            raise _output_error(self.root, exc) from None
+
+    def _make_folders(self, folder: Path) -> None:
+        missing = []
+        while folder != self.root and not folder.is_dir():
+            missing.append(folder)
+            folder = folder.parent
+        for new in reversed(missing):
+            new.mkdir()
+            self._folders.append(new)
+
+    def _sync_files(self) -> None:
+        pending, self._unsynced = self._unsynced, []
+        try:
+            if len(pending) == 1:
+                os.fsync(pending[0])
+            elif pending:
+                with ThreadPoolExecutor(min(len(pending), _SYNC_THREADS)) as pool:
+                    list(pool.map(os.fsync, pending))  # list(): raises a sync's error
+        finally:
+            for descriptor in pending:
+                with contextlib.suppress(OSError):
+                    os.close(descriptor)
+
+
+_SYNC_THREADS = 8
+"""Threads syncing the files of a :class:`NewFolder` at once (``fsync`` waits on the disk, not
+on Python: it releases the GIL)."""
+
+_MAX_UNSYNCED = 256
+"""Files a :class:`NewFolder` keeps open for its pass of syncs; at this many it syncs them
+early, which keeps it well under a process's limit of open files."""
 
 
 def remove_stale_temporaries(folder: Path) -> list[str]:
@@ -183,18 +281,30 @@ def _remove(path: Path) -> None:
 
 
 def _write_synced(path: Path, data: bytes) -> None:
+    descriptor = _write_new(path, data)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _write_new(path: Path, data: bytes) -> int:
+    """Create ``path`` holding ``data``; returns its open descriptor for the caller to sync
+    and close."""
     # O_EXCL: never follow or reuse a name someone planted; 0o666: the umask decides the mode.
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(descriptor, view) :]
-        os.fsync(descriptor)
-    finally:
+    except BaseException:
         os.close(descriptor)
+        raise
+    return descriptor
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
+    """Make the names in ``folder`` (files created, renamed or removed there) durable."""
     descriptor = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(descriptor)

@@ -22,7 +22,8 @@ package directory is read-only.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from vadscene.core.kernels import compiled
 
 _BLOCK = 2048
 """Columns summed in ``int32`` before moving to ``int64``: ``2048 * 1020**2 < 2**31``."""
@@ -33,7 +34,7 @@ _BLOCK = 2048
 # maps onto byte-wise SIMD min/max. The results are the same exact integers.
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def _offset_from(rows: np.ndarray, width: int, neutral: int) -> np.int64:
     """Σ|rows - neutral| over the first ``width`` columns of every row."""
     total = np.int64(0)
@@ -48,7 +49,7 @@ def _offset_from(rows: np.ndarray, width: int, neutral: int) -> np.int64:
     return total
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def fused_kernel(
     luma: np.ndarray,
     width: int,

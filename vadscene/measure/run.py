@@ -34,6 +34,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vadscene.core.cluster import DEFAULT_SCHEDULER_TIMEOUT, connect_scheduler
 from vadscene.core.errors import VadsceneError
 from vadscene.core.records import Measurement, VideoInfo
 from vadscene.measure.statistics import (
@@ -215,10 +216,6 @@ def _statistics(result: VideoMeasurement, params: dict) -> dict[str, Measurement
     }
 
 
-DEFAULT_SCHEDULER_TIMEOUT = 30.0
-"""Seconds to wait for a Dask scheduler to answer (Dask's own connect timeout)."""
-
-
 def measure_workspace(
     workspace: Workspace,
     *,
@@ -347,21 +344,9 @@ def _run_dask(
     timeout: float,
     allow_partial: bool,
 ) -> Iterator[tuple[_Job, VideoMeasurement | str]]:
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError:
-        raise VadsceneError(
-            f"--scheduler {scheduler}: running on a Dask cluster needs the optional package "
-            "'distributed'; install it with: pip install 'vadscene[dask]'"
-        ) from None
-    try:
-        client = Client(scheduler, timeout=timeout)
-    except Exception as exc:  # any failure to connect: unreachable, refused, not an address
-        raise VadsceneError(
-            f"--scheduler {scheduler}: cannot connect to the Dask scheduler within {timeout:g} s "
-            f"({exc}); expected a running scheduler at an address like tcp://host:8786"
-        ) from None
+    client = connect_scheduler(scheduler, timeout)
+    from distributed import as_completed as dask_completed  # importable: the client connected
+
     with client:
         futures = {
             client.submit(_measure_one, j, params, allow_partial, pure=False): j for j in jobs

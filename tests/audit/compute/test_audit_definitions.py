@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
+from support.dense_pairs import video_multiplicities
 
-from vadscene.audit.compute.bootstrap import video_multiplicities
 from vadscene.audit.compute.definitions import audit_definitions
 from vadscene.audit.io.definitions import (
     DefinitionScores,
@@ -431,9 +431,8 @@ def test_query_with_unknown_class_and_uncovered_frames(tmp_path: Path) -> None:
 def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
     """run_audit adds the probes and the readout with the models' paired bootstrap draws; the
     report writes their tables, figures and sections."""
-    from vadscene.audit.compute.engine import run_audit
+    from vadscene.audit.compute.engine import bootstrap_draws, run_audit
     from vadscene.audit.compute.prototypes import audit_features
-    from vadscene.audit.compute.uncertainty import stratified_multiplicities
     from vadscene.audit.io.features import Features
     from vadscene.audit.io.scores import ModelScores
     from vadscene.audit.report.writer import write_report
@@ -455,12 +454,9 @@ def test_run_audit_and_report_carry_the_new_sections(tmp_path: Path) -> None:
         classes=classes,
         features=[features],
     )
-    video_stream = np.random.SeedSequence(3).spawn(2)[0]
-    resamples = video_multiplicities(gt.n_videos, 20, np.random.default_rng(video_stream))
-    # the per-category readout reads the category-stratified draws, the video stream's child
-    by_category = stratified_multiplicities(
-        np.array(gt.categories), 20, np.random.default_rng(video_stream.spawn(1)[0])
-    )
+    shared, stratified = bootstrap_draws(3, gt.categories, 20)
+    # the per-category readout reads the category-stratified draws
+    resamples, by_category = shared.matrix(), stratified.matrix()
     direct = audit_definitions(gt, [following], classes, resamples=resamples, selection_seed=3)
     pd.testing.assert_frame_equal(result.definition_probes, direct.probes)
     pd.testing.assert_frame_equal(

@@ -11,14 +11,16 @@ import itertools
 import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
+from support.dense_pairs import brute_u, video_multiplicities
 
 from vadscene.audit.compute import metrics
-from vadscene.audit.compute.bootstrap import obuchowski_covariance, video_multiplicities
-from vadscene.audit.compute.engine import run_audit
+from vadscene.audit.compute.bootstrap import obuchowski_covariance
+from vadscene.audit.compute.engine import bootstrap_draws, run_audit
 from vadscene.audit.compute.pairs import (
-    pair_count_matrix,
+    PAIR_COUNT_METHODS,
+    pair_counts,
     sorted_pair_counts,
-    video_constant_pair_counts,
+    video_constant_counts,
 )
 from vadscene.audit.compute.scene import bias_auroc
 from vadscene.audit.io.scene_labels import SceneContrast, SceneLabels
@@ -63,16 +65,6 @@ def tied_scores(gt: GroundTruth, rng: np.random.Generator, levels: int = 6) -> n
 # --- slow references -------------------------------------------------------------------------
 
 
-def brute_u(scores, labels, video, n_videos) -> np.ndarray:
-    u = np.zeros((n_videos, n_videos))
-    for t in np.flatnonzero(labels):
-        for s in np.flatnonzero(~labels):
-            u[video[t], video[s]] += (
-                1.0 if scores[t] > scores[s] else (0.5 if scores[t] == scores[s] else 0.0)
-            )
-    return u
-
-
 def brute_auc(positive, negative) -> float:
     wins = sum(1.0 if p > q else 0.5 if p == q else 0.0 for p in positive for q in negative)
     return wins / (len(positive) * len(negative))
@@ -87,15 +79,25 @@ def frames_of(gt: GroundTruth, scores: np.ndarray, videos) -> tuple[np.ndarray, 
 # --- the pair-count matrix -------------------------------------------------------------------
 
 
+def every_block(u) -> np.ndarray:
+    """U read back from pair counts: the block sums of one-video groups under k = 1."""
+    videos = np.arange(u.n_videos)
+    return u.block_sums(np.ones((1, u.n_videos)), videos, videos, (u.n_videos,) * 2)[0]
+
+
+@pytest.mark.parametrize("method", PAIR_COUNT_METHODS)
 @pytest.mark.parametrize("seed", range(6))
-def test_pair_count_matrix_equals_pair_loop(seed: int) -> None:
+def test_pair_counts_equal_pair_loop(seed: int, method: str) -> None:
     gt = make_benchmark(seed)
     scores = tied_scores(gt, np.random.default_rng(seed))
     video = gt.video_index()
     expected = brute_u(scores, gt.labels, video, gt.n_videos)
-    np.testing.assert_array_equal(
-        pair_count_matrix(scores, gt.labels, video, gt.n_videos), expected
-    )
+    u = pair_counts(scores, gt.labels, video, gt.n_videos, method=method)
+    np.testing.assert_array_equal(every_block(u), expected)
+    diagonal, row_sums, column_sums = u.video_sums()
+    np.testing.assert_array_equal(diagonal, np.diag(expected))
+    np.testing.assert_array_equal(row_sums, expected.sum(1))
+    np.testing.assert_array_equal(column_sums, expected.sum(0))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -116,10 +118,11 @@ def test_sorted_pair_counts_with_both_roles_equals_pair_loop(seed: int) -> None:
     np.testing.assert_array_equal(sorted_pair_counts(scores, row, column, weight, (4, 6)), expected)
 
 
-def test_pair_count_matrix_float32_ties_survive_upcasting() -> None:
+@pytest.mark.parametrize("method", PAIR_COUNT_METHODS)
+def test_pair_counts_float32_ties_survive_upcasting(method: str) -> None:
     scores = np.array([0.1, 0.1, 0.3, 0.3], dtype=np.float32)
-    u = pair_count_matrix(scores, np.array([1, 0, 1, 0]), np.array([0, 0, 0, 0]), 1)
-    assert u[0, 0] == 0.5 + 1.0 + 0.5  # ties at 0.1 and 0.3 are ½ each
+    u = pair_counts(scores, np.array([1, 0, 1, 0]), np.array([0, 0, 0, 0]), 1, method=method)
+    assert every_block(u)[0, 0] == 0.5 + 1.0 + 0.5  # ties at 0.1 and 0.3 are ½ each
 
 
 # --- every granularity -----------------------------------------------------------------------
@@ -183,7 +186,7 @@ def test_every_granularity_equals_its_pair_loop(seed: int) -> None:
 def test_decomposition_identity(seed: int) -> None:
     gt = make_benchmark(seed)
     scores = tied_scores(gt, np.random.default_rng(seed))
-    u = pair_count_matrix(scores, gt.labels, gt.video_index(), gt.n_videos)
+    u = pair_counts(scores, gt.labels, gt.video_index(), gt.n_videos)
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts - a
     ones = metrics.ones(gt.n_videos)
@@ -200,7 +203,7 @@ def test_decomposition_identity(seed: int) -> None:
 def test_micro_and_every_replicate_equal_sklearn_with_video_weights(seed: int) -> None:
     gt = make_benchmark(seed)
     scores = tied_scores(gt, np.random.default_rng(seed))
-    u = pair_count_matrix(scores, gt.labels, gt.video_index(), gt.n_videos)
+    u = pair_counts(scores, gt.labels, gt.video_index(), gt.n_videos)
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts - a
     k = video_multiplicities(gt.n_videos, 25, np.random.default_rng(seed))
@@ -224,7 +227,7 @@ def test_micro_and_every_replicate_equal_sklearn_with_video_weights(seed: int) -
 def test_replicate_within_and_macro_follow_the_spec_formulas() -> None:
     gt = make_benchmark(3)
     scores = tied_scores(gt, np.random.default_rng(3))
-    u = pair_count_matrix(scores, gt.labels, gt.video_index(), gt.n_videos)
+    u = pair_counts(scores, gt.labels, gt.video_index(), gt.n_videos)
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts - a
     k = video_multiplicities(gt.n_videos, 10, np.random.default_rng(0))
@@ -302,9 +305,7 @@ def test_paired_differences_use_the_same_draws_for_both_models() -> None:
         ModelScores("a_again", first.copy(), "mem"),
     ]
     result = run_audit(gt, models, n_bootstrap=60, seed=3)
-    k = video_multiplicities(
-        gt.n_videos, 60, np.random.default_rng(np.random.SeedSequence(3).spawn(2)[0])
-    )
+    k = bootstrap_draws(3, gt.categories, 60)[0].matrix()
     differences = []
     for r in range(60):
         weight = k[r][gt.video_index()]
@@ -345,7 +346,7 @@ def test_obuchowski_with_one_frame_per_cluster_is_delong() -> None:
     labels = rng.random(40) < 0.4
     scores = np.round(rng.random(40) + labels * 0.5, 1)
     video = np.arange(40)
-    u = pair_count_matrix(scores, labels, video, 40)
+    u = pair_counts(scores, labels, video, 40)
     variance = obuchowski_covariance(u, u, labels.astype(float), (~labels).astype(float))
     assert abs(variance - _delong_variance(scores[labels], scores[~labels])) < 1e-12
 
@@ -522,7 +523,7 @@ def test_video_constant_shortcut_equals_the_pair_loop() -> None:
     a = gt.anomalous_counts().astype(float)
     expected = brute_u(values[gt.video_index()], gt.labels, gt.video_index(), gt.n_videos)
     np.testing.assert_array_equal(
-        video_constant_pair_counts(values, a, gt.frame_counts - a), expected
+        every_block(video_constant_counts(values, a, gt.frame_counts - a)), expected
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import PHYSICAL_MEMORY, synthetic_benchmark, uniform_benchmark
+from helpers import synthetic_benchmark, uniform_benchmark
 
 from vadscene.audit import run_audit
 from vadscene.audit.io.scores import ModelScores
@@ -36,20 +36,34 @@ def test_a_benchmark_without_an_anomalous_frame_is_refused(scored: bool) -> None
     )
 
 
-def test_an_audit_of_a_million_videos_is_refused_before_allocating() -> None:
+def test_a_ground_truth_only_audit_of_a_million_videos_runs() -> None:
+    """It was refused ("would need about 306 GiB" at 100k videos): nothing is V × V now.
+    Each video holds one anomalous then one normal frame; videos 0 … 9 hold two normal frames
+    more, so the oracle score a/(a+n) is 1/3 there and ½ elsewhere."""
     videos = 1_000_000
+    counts = np.full(videos, 2)
+    counts[:10] = 4
+    labels = np.zeros(counts.sum(), dtype=bool)
+    offsets = np.r_[0, np.cumsum(counts)]
+    labels[offsets[:-1]] = True
     ground_truth = GroundTruth(
         video_ids=tuple(f"v{i}" for i in range(videos)),
         categories=("Abuse",) * videos,
-        offsets=np.arange(videos + 1, dtype=np.int64) * 2,
-        labels=np.tile([True, False], videos),
+        offsets=offsets,
+        labels=labels,
         source="gt.txt",
     )
-    with pytest.raises(AuditInputError) as error:
-        run_audit(ground_truth, n_bootstrap=0)
-    message = str(error.value)
-    assert message.startswith("gt.txt: an audit of 1,000,000 videos and 2,000,000 frames")
-    assert f"this machine has {PHYSICAL_MEMORY / 2**30:,.1f} GiB" in message
+    summary = run_audit(ground_truth, n_bootstrap=0).summary
+    big_a, big_n = videos, videos + 20
+    # Σ a_v n_v: one normal frame against the anomalous one, three in the first ten videos
+    assert summary["within_pair_fraction"] == pytest.approx((videos + 20) / (big_a * big_n))
+    # oracle: the ten videos scoring 1/3 lose to the others' normal frames, tie among
+    # themselves; the other anomalous frames beat those ten videos' 30 normal frames and tie
+    # the rest: pairs won = 10·(10·3·½ + …) counted below by pole
+    low_a, low_n, high_a, high_n = 10, 30, videos - 10, videos - 10
+    wins = low_a * low_n * 0.5 + high_a * low_n + high_a * high_n * 0.5
+    assert summary["oracle_video_constant_auroc"] == pytest.approx(wins / (big_a * big_n))
+    assert summary["anomalous_videos"] == videos and summary["frames"] == counts.sum()
 
 
 def test_an_absurd_bootstrap_is_refused_before_allocating() -> None:

@@ -17,7 +17,7 @@ from vadscene.audit.compute.intervals import (
     interval_ap_rows,
     proposals,
 )
-from vadscene.audit.compute.pairs import pair_count_matrix
+from vadscene.audit.compute.pairs import pair_counts
 from vadscene.audit.compute.tables import auca, metric_agreement, prob_auc
 
 TOL = 1e-12
@@ -43,7 +43,7 @@ def benchmark(seed: int, videos: int = 10) -> tuple[np.ndarray, np.ndarray, np.n
 def test_auca_against_sklearn_and_pair_loops() -> None:
     scores, y, offsets = benchmark(0)
     video = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-    u = pair_count_matrix(scores, y, video, offsets.size - 1)
+    u = pair_counts(scores, y, video, offsets.size - 1)
     a = np.bincount(video, weights=y)
     n = np.bincount(video, weights=~y)
     result = auca(u, a, n)

@@ -12,7 +12,7 @@ from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
 from vadscene.audit.compute.engine import run_audit
-from vadscene.audit.compute.pairs import pair_count_matrix
+from vadscene.audit.compute.pairs import pair_counts
 from vadscene.audit.compute.uncertainty import cluster_terms, clustered_covariances
 from vadscene.audit.io.scores import ModelScores
 from vadscene.benchmark.frames import GroundTruth
@@ -122,8 +122,7 @@ def test_covariances_against_loops_over_frames_and_videos(seed: int) -> None:
     video = gt.video_index()
     a, n = counts(gt)
     terms = [
-        cluster_terms(pair_count_matrix(s, gt.labels, video, gt.n_videos), a, n)
-        for s in (first, second)
+        cluster_terms(pair_counts(s, gt.labels, video, gt.n_videos), a, n) for s in (first, second)
     ]
     covariance = clustered_covariances(terms[0], terms[1], a, n)
     variance = clustered_covariances(terms[0], terms[0], a, n)
@@ -147,7 +146,7 @@ def test_macro_variance_by_hand() -> None:
     )
     scores = np.array([0.9, 0.1, 0.5, 0.5, 0.2, 0.8])
     a, n = counts(gt)
-    terms = cluster_terms(pair_count_matrix(scores, gt.labels, gt.video_index(), 3), a, n)
+    terms = cluster_terms(pair_counts(scores, gt.labels, gt.video_index(), 3), a, n)
     variance = clustered_covariances(terms, terms, a, n)
     assert variance["macro"] == pytest.approx(1 / 12, abs=TOL)
     assert variance["within"] == pytest.approx(1 / 12, abs=TOL)
@@ -163,7 +162,7 @@ def test_fewer_than_two_mixed_videos_leave_the_variance_undefined() -> None:
     )
     a, n = counts(gt)
     scores = np.array([0.9, 0.2, 0.1, 0.5, 0.3, 0.4])
-    terms = cluster_terms(pair_count_matrix(scores, gt.labels, gt.video_index(), 2), a, n)
+    terms = cluster_terms(pair_counts(scores, gt.labels, gt.video_index(), 2), a, n)
     variance = clustered_covariances(terms, terms, a, n)
     assert math.isnan(variance["within"]) and math.isnan(variance["macro"])
     assert math.isnan(variance["micro"])  # one video with anomalous frames

@@ -21,6 +21,7 @@ from vadscene.audit.compute.controls import (
     within_effective_videos,
 )
 from vadscene.audit.compute.engine import run_audit
+from vadscene.audit.compute.pairs import frame_runs
 from vadscene.audit.io.scores import ModelScores
 from vadscene.benchmark.frames import GroundTruth
 
@@ -57,7 +58,7 @@ def test_expected_micro_equals_the_mean_over_every_permutation() -> None:
     assert len(aurocs) == math.factorial(3) * math.factorial(4) * math.factorial(2)
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts.astype(float) - a
-    expected = permuted_micro_expectation(scores, gt.video_index(), a, n)
+    expected = permuted_micro_expectation(frame_runs(scores, gt.labels, gt.video_index()), a, n)
     assert abs(expected - np.mean(aurocs)) < TOL
     row = run_audit(gt, [ModelScores("m", scores, "mem")], n_bootstrap=0).controls.iloc[0]
     assert abs(row["micro_permuted"] - np.mean(aurocs)) < TOL
@@ -146,7 +147,12 @@ def test_property_expected_micro_is_the_mean_over_every_permutation(drawn) -> No
     )
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts.astype(float) - a
-    assert abs(permuted_micro_expectation(scores, gt.video_index(), a, n) - mean) < TOL
+    assert (
+        abs(
+            permuted_micro_expectation(frame_runs(scores, gt.labels, gt.video_index()), a, n) - mean
+        )
+        < TOL
+    )
 
 
 @pytest.mark.realdata

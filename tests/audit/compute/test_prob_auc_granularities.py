@@ -6,14 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
+from support.dense_pairs import stratified_multiplicities, video_multiplicities
 
-from vadscene.audit.compute.bootstrap import percentile_interval, video_multiplicities
-from vadscene.audit.compute.engine import run_audit
-from vadscene.audit.compute.uncertainty import (
-    prob_auc_granularities,
-    soft_pair_counts,
-    stratified_multiplicities,
-)
+from vadscene.audit.compute.bootstrap import percentile_interval
+from vadscene.audit.compute.engine import bootstrap_draws, run_audit
+from vadscene.audit.compute.uncertainty import prob_auc_granularities, soft_pair_counts
 from vadscene.audit.io.scores import ModelScores
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
 
@@ -69,7 +66,9 @@ def test_soft_pair_counts_are_the_pair_loop() -> None:
     for i in range(gt.n_frames):
         for j in range(gt.n_frames):
             expected[video[i], video[j]] += soft[i] * (1 - soft[j]) * tau(scores[i], scores[j])
-    assert pairs.pairs == pytest.approx(expected, abs=1e-9)
+    videos = np.arange(gt.n_videos)
+    counted = pairs.pairs.block_sums(np.ones((1, videos.size)), videos, videos, (videos.size,) * 2)
+    assert counted[0] == pytest.approx(expected, abs=1e-9)
     assert pairs.positive == pytest.approx(np.bincount(video, soft), abs=TOL)
     assert pairs.negative == pytest.approx(np.bincount(video, 1 - soft), abs=TOL)
 
@@ -172,8 +171,7 @@ def test_the_audit_reports_prob_auc_long_with_paired_intervals() -> None:
     assert list(table.columns) == ["model", "family", "granularity", "value", "ci_low", "ci_high"]
     assert list(table["granularity"]) == ["micro", "per_category", "macro"] * 2
     video = gt.video_index()
-    video_stream = np.random.SeedSequence(3).spawn(3)[0]
-    shared = video_multiplicities(gt.n_videos, 40, np.random.default_rng(video_stream))
+    shared = bootstrap_draws(3, gt.categories, 40)[0].matrix()
     for model in models:
         row = table[(table["model"] == model.name) & (table["granularity"] == "micro")].iloc[0]
         replicates = [

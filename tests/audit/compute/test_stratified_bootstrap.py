@@ -9,15 +9,13 @@ from helpers import realdata_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
+from support.dense_pairs import video_multiplicities
 
 from vadscene.audit.compute import metrics
-from vadscene.audit.compute.bootstrap import percentile_interval, video_multiplicities
-from vadscene.audit.compute.engine import run_audit
-from vadscene.audit.compute.pairs import pair_count_matrix
-from vadscene.audit.compute.uncertainty import (
-    replicates_missing_a_category,
-    stratified_multiplicities,
-)
+from vadscene.audit.compute.bootstrap import VideoDraws, percentile_interval
+from vadscene.audit.compute.engine import bootstrap_draws, run_audit
+from vadscene.audit.compute.pairs import pair_counts
+from vadscene.audit.compute.uncertainty import replicates_missing_a_category
 from vadscene.audit.io.scores import ModelScores
 from vadscene.audit.request import AuditRequest, AuditRequestError
 from vadscene.benchmark.frames import AuditInputError, GroundTruth
@@ -82,7 +80,8 @@ def slow_category_means(gt, scores, draws, *, against_normal: bool) -> np.ndarra
 def test_every_stratified_replicate_holds_every_category(sizes, replicates, seed) -> None:
     strata = np.repeat([f"c{i}" for i in range(len(sizes))], sizes)
     np.random.default_rng(seed).shuffle(strata)
-    draws = stratified_multiplicities(strata, replicates, np.random.default_rng(seed))
+    _, codes = np.unique(strata, return_inverse=True)
+    draws = VideoDraws(strata.size, replicates, np.random.SeedSequence(seed), 1, codes).matrix()
     assert draws.shape == (replicates, strata.size)
     assert (draws >= 0).all() and (draws == np.round(draws)).all()
     for name, size in zip(*np.unique(strata, return_counts=True), strict=True):
@@ -95,10 +94,10 @@ def test_per_category_replicates_against_a_slow_loop() -> None:
     rng = np.random.default_rng(2)
     scores = np.round(rng.random(gt.n_frames) * 5 + gt.labels * 2) / 5
     video = gt.video_index()
-    u = pair_count_matrix(scores, gt.labels, video, gt.n_videos)
+    u = pair_counts(scores, gt.labels, video, gt.n_videos)
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts - a
-    draws = stratified_multiplicities(np.array(gt.categories), 40, np.random.default_rng(3))
+    draws = bootstrap_draws(3, gt.categories, 40)[1].matrix()
     shared = video_multiplicities(gt.n_videos, 40, np.random.default_rng(4))
     values = metrics.all_granularities(
         u, a, n, shared, np.array(gt.categories, dtype=object), "Normal", by_category=draws
@@ -123,12 +122,8 @@ def test_the_audit_reads_stratified_category_draws_by_default() -> None:
     unstratified = run_audit(
         gt, models, n_bootstrap=200, seed=11, category_bootstrap="unstratified"
     )
-    # the draws are rebuilt here from the documented stream: the video stream's first child
-    video_stream = np.random.SeedSequence(11).spawn(3)[0]
-    category_draws = stratified_multiplicities(
-        np.array(gt.categories), 200, np.random.default_rng(video_stream.spawn(1)[0])
-    )
-    shared = video_multiplicities(gt.n_videos, 200, np.random.default_rng(video_stream))
+    shared_draws, stratified_draws = bootstrap_draws(11, gt.categories, 200)
+    category_draws, shared = stratified_draws.matrix(), shared_draws.matrix()
     for result, draws in ((stratified, category_draws), (unstratified, shared)):
         row = result.metrics.set_index("granularity").loc["per_category"]
         low, high = percentile_interval(
@@ -184,9 +179,7 @@ def test_on_real_ucf_crime_every_category_stays_in_every_replicate() -> None:
     result = run_audit(gt, [], n_bootstrap=300, seed=0)
     stated = result.conventions["bootstrap"]
     # the shared draws rebuilt from the seed; a loop over replicates and categories
-    shared = video_multiplicities(
-        gt.n_videos, 300, np.random.default_rng(np.random.SeedSequence(0).spawn(3)[0])
-    )
+    shared = bootstrap_draws(0, gt.categories, 300)[0].matrix()
     categories = np.array(gt.categories)
     a = gt.anomalous_counts().astype(float)
     n = gt.frame_counts - a

@@ -8,12 +8,12 @@ from fractions import Fraction
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
+from support.dense_pairs import video_multiplicities
 from test_audit_engine import make_benchmark, tied_scores
 from test_controls_defined import mean_replaced
 
-from vadscene.audit.compute.bootstrap import video_multiplicities
-from vadscene.audit.compute.controls import video_level_rows
-from vadscene.audit.compute.engine import run_audit
+from vadscene.audit.compute.controls import video_level_aurocs, video_level_rows, video_scores
+from vadscene.audit.compute.engine import bootstrap_draws, run_audit
 from vadscene.audit.compute.pairs import frame_runs
 from vadscene.audit.io.scores import ModelScores
 from vadscene.audit.report.document import Note, Table
@@ -71,8 +71,9 @@ def test_bootstrap_interval_matches_weighted_sklearn_per_replicate() -> None:
     reference = per_video(gt, scores)
     resamples = video_multiplicities(gt.n_videos, 300, np.random.default_rng(9))
     a = gt.anomalous_counts().astype(float)
-    runs = frame_runs(scores, gt.labels, gt.video_index())
-    rows = {r["video_score"]: r for r in video_level_rows("m", None, runs, a, resamples)}
+    values = video_scores(frame_runs(scores, gt.labels, gt.video_index()), gt.n_videos)
+    replicates = {name: video_level_aurocs(values[name], a, resamples) for name in values}
+    rows = {r["video_score"]: r for r in video_level_rows("m", None, values, a, replicates)}
     for name in ("max", "mean"):
         replicates = []
         for k in resamples:
@@ -89,13 +90,11 @@ def test_bootstrap_interval_matches_weighted_sklearn_per_replicate() -> None:
 
 
 def test_engine_interval_uses_the_shared_video_resamples() -> None:
-    # The engine's video draws, as its conventions state them: B multinomial draws of the
-    # videos from the first child of the seed, the same for every model and granularity.
+    # The engine's video draws (bootstrap_draws), the same for every model and granularity.
     gt = make_benchmark(6, videos=18)
     scores = tied_scores(gt, np.random.default_rng(6), levels=4)
     result = run_audit(gt, [ModelScores("m", scores, "mem")], n_bootstrap=200, seed=3)
-    video_stream = np.random.SeedSequence(3).spawn(3)[0]
-    resamples = video_multiplicities(gt.n_videos, 200, np.random.default_rng(video_stream))
+    resamples = bootstrap_draws(3, gt.categories, 200)[0].matrix()
     reference = per_video(gt, scores)
     table = result.video_level.set_index("video_score")
     for name in ("max", "mean"):

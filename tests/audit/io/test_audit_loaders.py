@@ -479,7 +479,9 @@ def test_scores_float32_ties_preserved(small_gt: GroundTruth, tmp_path: Path) ->
     values = np.full(small_gt.n_frames, np.float32(0.1), dtype=np.float32)
     np.save(tmp_path / "s.npy", values)
     scores = load_scores(tmp_path / "s.npy", small_gt, name="m")
-    assert np.unique(scores.scores).size == 1 and scores.scores.dtype == np.float64
+    # kept float32 (issue 25): exactly the values saved, so the ties stay ties
+    assert np.unique(scores.scores).size == 1 and scores.scores.dtype == np.float32
+    np.testing.assert_array_equal(scores.scores, values)
 
 
 def test_scores_concatenated_orders(small_gt: GroundTruth, tmp_path: Path) -> None:

@@ -1,27 +1,81 @@
 """Paired video bootstrap and the clustered (Obuchowski) variance of pooled AUROC.
 
-A replicate draws V videos with replacement; its multiplicities k (Σk = V) are all the metrics
-need (:mod:`vadscene.audit.compute.metrics`), so the same draw serves every model — the pairing that
-makes model differences testable (A §3.3). Intervals are percentile intervals.
+A replicate draws V videos with replacement (:class:`VideoDraws`); its multiplicities k
+(Σk = V) are all the metrics need (:mod:`vadscene.audit.compute.metrics`), so the same draw
+serves every model — the pairing that makes model differences testable (A §3.3).
+Intervals are percentile intervals.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from vadscene.audit.compute.pairs import PairCounts
 
 CONFIDENCE = 0.95
 
 
-def video_multiplicities(n_videos: int, replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """(replicates, n_videos) copy counts of V videos drawn uniformly with replacement.
+@dataclass(frozen=True)
+class VideoDraws:
+    """The paired bootstrap's draws: replicate r copies video v ``block(…)[r, v]`` times.
 
-    A multinomial(V; 1/V, …, 1/V) draw is exactly the count vector of V uniform draws.
+    Replicate r is drawn from its own seed, child r of ``stream`` (under the key ``purpose``),
+    so any block of replicates can be drawn alone — on any worker, in any order, of any size —
+    and gives the same counts: memory is bounded by the block, not by B. ``strata`` None:
+    V videos drawn uniformly with replacement; else the n_s videos of every stratum s (codes
+    of sorted names, e.g. the categories) drawn with replacement within s, strata in order.
     """
-    if replicates == 0 or n_videos == 0:
-        return np.zeros((replicates, n_videos))
-    return rng.multinomial(n_videos, np.full(n_videos, 1.0 / n_videos), size=replicates).astype(
-        np.float64
-    )
+
+    n_videos: int
+    replicates: int
+    stream: np.random.SeedSequence
+    purpose: int
+    strata: np.ndarray | None = None
+
+    def block(self, start: int, stop: int) -> np.ndarray:
+        """(stop − start, V) float64 copy counts of replicates start … stop − 1.
+
+        A replicate's V draws are one call: position i of the videos ordered by stratum draws
+        uniformly among the n_s videos of its own stratum (one stratum without ``strata``).
+        """
+        counts = np.zeros((stop - start, self.n_videos))
+        if self.n_videos == 0:
+            return counts
+        strata = np.zeros(self.n_videos, dtype=np.intp) if self.strata is None else self.strata
+        order = np.argsort(strata, kind="stable")
+        sizes = np.bincount(strata)
+        first = np.r_[0, np.cumsum(sizes)[:-1]]
+        position_size, position_first = sizes[strata[order]], first[strata[order]]
+        for row, replicate in enumerate(range(start, stop)):
+            rng = np.random.default_rng(
+                np.random.SeedSequence(
+                    self.stream.entropy,
+                    spawn_key=(*self.stream.spawn_key, self.purpose, replicate),
+                )
+            )
+            drawn = order[position_first + rng.integers(0, position_size)]
+            counts[row] = np.bincount(drawn, minlength=self.n_videos)
+        return counts
+
+    def matrix(self) -> np.ndarray:
+        """Every replicate at once, (B, V): for the optional probes that read them whole."""
+        return self.block(0, self.replicates)
+
+
+def replicate_spans(replicates: int, n_videos: int, memory: int) -> list[tuple[int, int]]:
+    """Blocks [start, stop) of replicates whose working arrays stay within ``memory`` bytes:
+    about :data:`BLOCK_ARRAYS` float64 arrays of (block × V) each."""
+    rows = max(1, int(memory // (8 * BLOCK_ARRAYS * max(n_videos, 1))))
+    return [(start, min(start + rows, replicates)) for start in range(0, replicates, rows)]
+
+
+BLOCK_ARRAYS = 8
+"""(block × V) float64 arrays alive at once while a block is evaluated: the shared and the
+per-category draws, both again stacked for the one pass that counts them, their video-major
+copies (bytes where the counts fit), a product per column group and the video-level controls'
+draws."""
 
 
 def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
@@ -35,7 +89,7 @@ def percentile_interval(replicates: np.ndarray) -> tuple[float, float]:
 
 
 def obuchowski_covariance(
-    u_first: np.ndarray, u_second: np.ndarray, a: np.ndarray, n: np.ndarray
+    u_first: PairCounts, u_second: PairCounts, a: np.ndarray, n: np.ndarray
 ) -> float:
     """Clustered covariance of two models' pooled AUROCs (Obuchowski 1997, Biometrics 53),
     with videos as clusters; ``u_first is u_second`` gives the variance.
@@ -52,7 +106,7 @@ def obuchowski_covariance(
 
 
 def obuchowski_residuals(
-    u: np.ndarray, a: np.ndarray, n: np.ndarray
+    u: PairCounts, a: np.ndarray, n: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(r10, r01) of one model's pair counts: r10_i = (U1)_i / N − a_i θ and
     r01_i = (1ᵀU)_i / A − n_i θ, θ = 1ᵀU1/(A·N) (docs/metrics.md, "Clustered standard
@@ -60,8 +114,9 @@ def obuchowski_residuals(
     big_a, big_n = float(a.sum()), float(n.sum())
     if big_a == 0 or big_n == 0:
         return np.full(len(a), np.nan), np.full(len(a), np.nan)
-    theta = u.sum() / (big_a * big_n)
-    return u.sum(1) / big_n - a * theta, u.sum(0) / big_a - n * theta
+    _, row_sums, column_sums = u.video_sums()
+    theta = row_sums.sum() / (big_a * big_n)
+    return row_sums / big_n - a * theta, column_sums / big_a - n * theta
 
 
 def clustered_micro_covariance(

@@ -26,10 +26,11 @@ from vadscene.audit.compute.bootstrap import (
 )
 from vadscene.audit.compute.pairs import (
     FrameRuns,
-    frame_runs,
-    sorted_pair_counts,
-    video_constant_pair_counts,
+    PairCounts,
+    ascending_order,
+    video_constant_counts,
 )
+from vadscene.core.kernels import compiled
 
 CHANCE_AUROC = 0.5
 """The AUROC of scores that carry no information: the chance level of R_mean."""
@@ -120,10 +121,9 @@ def retention(
 def control_row(
     model: str,
     family: str | None,
-    scores: np.ndarray,
-    video_index: np.ndarray,
     runs: FrameRuns,
-    u: np.ndarray,
+    order: np.ndarray,
+    u: PairCounts,
     micro: float,
     a: np.ndarray,
     n: np.ndarray,
@@ -131,20 +131,20 @@ def control_row(
     """One model's ``controls`` row: video-mean replacement, AP retention, the clustered SE
     of micro ([inside] §4–5; spec) and the within-video permutation control ([inside] App. E).
 
-    ``scores`` (F,) are the model's frame scores and ``video_index`` (F,) each frame's video,
-    ``runs`` their runs (:func:`~.pairs.frame_runs`), ``u`` the pair-count matrix, ``a`` /
-    ``n`` the anomalous / normal frames per video.
+    ``runs`` are the runs of the model's frame scores (:func:`~.pairs.frame_runs`) and
+    ``order`` their ascending score order, ``u`` its
+    pair counts, ``a`` / ``n`` the anomalous / normal frames per video.
     """
     n_videos = a.size
     ones = metrics.ones(n_videos)
     means = metrics.video_means(runs.scores, runs.video, n_videos, weights=runs.weight)
-    u_mean = video_constant_pair_counts(means, a, n)
+    u_mean = video_constant_counts(means, a, n)
     micro_mean = float(metrics.micro_auroc(u_mean, a, n, ones)[0])
     prevalence = float(a.sum() / (a.sum() + n.sum()))
-    ap = metrics.average_precision(runs.scores, runs.labels, runs.weight)
-    ap_mean = metrics.average_precision(means[runs.video], runs.labels, runs.weight)
+    ap = metrics.average_precision(runs.scores, runs.labels, runs.weight, ascending=order)
+    ap_mean = _video_mean_average_precision(means, runs, n_videos)
     variance = obuchowski_covariance(u, u, a, n)
-    permuted = permuted_micro_expectation(scores, video_index, a, n)
+    permuted = permuted_micro_expectation(runs, a, n, order)
     r_mean, r_mean_note = retention(
         micro_mean, micro, CHANCE_AUROC, measure="micro AUROC", chance_name="chance"
     )
@@ -172,8 +172,22 @@ def control_row(
     }
 
 
+def _video_mean_average_precision(means: np.ndarray, runs: FrameRuns, n_videos: int) -> float:
+    """Frame AP of every frame scored with its video's mean, from one entry per video and
+    label (its anomalous and its normal weight, both at the video's mean) rather than one per
+    run: a video's frames all tie, and AP reads only each tie's cumulative counts."""
+    anomalous = np.bincount(runs.video, weights=runs.weight * runs.labels, minlength=n_videos)
+    normal = np.bincount(runs.video, weights=runs.weight * ~runs.labels, minlength=n_videos)
+    present = np.flatnonzero(anomalous + normal > 0)
+    return metrics.average_precision(
+        np.r_[means[present], means[present]],
+        np.r_[np.ones(present.size, bool), np.zeros(present.size, bool)],
+        np.r_[anomalous[present], normal[present]],
+    )
+
+
 def permuted_micro_expectation(
-    scores: np.ndarray, video_index: np.ndarray, a: np.ndarray, n: np.ndarray
+    runs: FrameRuns, a: np.ndarray, n: np.ndarray, order: np.ndarray | None = None
 ) -> float:
     """E[micro AUROC] when each video's scores are permuted uniformly among its own frames,
     the labels fixed ([inside] App. E; docs/metrics.md "Within-video permutation control").
@@ -189,23 +203,52 @@ def permuted_micro_expectation(
     row of its video (when that video holds anomalous frames) and a column (when it holds
     normal ones).
     """
-    # Labels do not matter once frames are permuted: runs merge equal scores of one video.
-    runs = frame_runs(scores, np.zeros(np.shape(scores), dtype=bool), video_index)
-    order = np.argsort(runs.scores)
-    video = runs.video.astype(np.int64)
-    m = sorted_pair_counts(
-        runs.scores[order],
-        np.where(a[video] > 0, video, -1)[order],
-        np.where(n[video] > 0, video, -1)[order],
-        runs.weight[order],
-        (a.size, a.size),
-    )
     frames = np.maximum(a + n, 1)  # a video without frames has a = n = 0: no pair either way
-    expected = np.outer(a / frames, n / frames) * m
-    # Within pairs: ½ each. The sweep's diagonal says the same (M_ii = T_i²/2, every frame
-    # meeting itself at ½), but only up to rounding in the products above.
-    np.fill_diagonal(expected, 0.5 * a * n)
-    return float(expected.sum() / (a.sum() * n.sum()))
+    # Every frame a row of weight a_i / T_i and a column of weight n_i / T_i (labels do not
+    # matter once frames are permuted): the sweep's total is Σ_ij a_i n_j M_ij / (T_i T_j),
+    # its within-video part the i = j terms, to replace by ½ a_i n_i.
+    total, within = _permuted_sums(
+        ascending_order(runs.scores) if order is None else order,
+        runs.scores,
+        runs.video,
+        runs.weight,
+        a / frames,
+        n / frames,
+        a.size,
+    )
+    return float((total - within + 0.5 * (a * n).sum()) / (a.sum() * n.sum()))
+
+
+@compiled()
+def _permuted_sums(order, scores, video, weight, row_factor, column_factor, n_videos):  # type: ignore[no-untyped-def]
+    # The sweep of pairs._sweep_videos over the runs in ``order`` (read through it, not
+    # gathered), every run both a row of weight w·row_factor[v] and a column of weight
+    # w·column_factor[v]: the total and its same-video part.
+    below_own = np.zeros(n_videos)
+    below = 0.0
+    total = 0.0
+    within = 0.0
+    size = order.size
+    first = 0
+    while first < size:
+        end = first + 1
+        while end < size and scores[order[end]] == scores[order[first]]:
+            end += 1
+        for half in range(2):
+            if half == 1:
+                for position in range(first, end):
+                    run = order[position]
+                    v = video[run]
+                    row = weight[run] * row_factor[v]
+                    total += row * below
+                    within += row * below_own[v]
+            for position in range(first, end):
+                run = order[position]
+                column = 0.5 * weight[run] * column_factor[video[run]]
+                below_own[video[run]] += column
+                below += column
+        first = end
+    return total, within
 
 
 def within_effective_videos(a: np.ndarray, n: np.ndarray) -> float:
@@ -221,30 +264,19 @@ def within_effective_videos(a: np.ndarray, n: np.ndarray) -> float:
 def video_level_rows(
     model: str,
     family: str | None,
-    runs: FrameRuns,
+    per_video: dict[str, np.ndarray],
     a: np.ndarray,
-    resamples: np.ndarray,
+    replicates: dict[str, np.ndarray],
 ) -> list[dict]:
     """Video-level AUROC of one model ([inside] §6; docs/metrics.md "Video-level AUROC"):
     video label = holds an anomalous frame, video score = the max or the mean of its frame
-    scores; the 95 % interval from the shared paired video bootstrap ``resamples`` (B, V),
-    a replicate's copies of a video counting as that many videos."""
+    scores (``per_video``, :func:`video_scores`); the 95 % interval from its values on the
+    shared paired video bootstrap (``replicates``, :func:`video_level_aurocs`)."""
     n_videos = a.size
-    positive = (a > 0).astype(np.float64)
-    negative = 1.0 - positive
-    maxima = np.full(n_videos, np.nan)
-    present = np.unique(runs.video)
-    # runs come in video order, so each video's runs are one contiguous block
-    maxima[present] = np.maximum.reduceat(runs.scores, np.searchsorted(runs.video, present))
-    per_video = {
-        "max": maxima,
-        "mean": metrics.video_means(runs.scores, runs.video, n_videos, weights=runs.weight),
-    }
     rows = []
     for name in VIDEO_SCORES:
-        u = video_constant_pair_counts(per_video[name], positive, negative)
-        estimate = metrics.micro_auroc(u, positive, negative, metrics.ones(n_videos))[0]
-        low, high = percentile_interval(metrics.micro_auroc(u, positive, negative, resamples))
+        estimate = video_level_aurocs(per_video[name], a, metrics.ones(n_videos))[0]
+        low, high = percentile_interval(replicates[name])
         rows.append(
             {
                 "model": model,
@@ -256,6 +288,27 @@ def video_level_rows(
             }
         )
     return rows
+
+
+def video_scores(runs: FrameRuns, n_videos: int) -> dict[str, np.ndarray]:
+    """Each video's max and mean frame score (NaN for a video without frames)."""
+    maxima = np.full(n_videos, np.nan)
+    if runs.video.size:
+        # runs come in video order, so each video's runs are one contiguous block
+        starts = np.flatnonzero(np.r_[True, runs.video[1:] != runs.video[:-1]])
+        maxima[runs.video[starts]] = np.maximum.reduceat(runs.scores, starts)
+    return {
+        "max": maxima,
+        "mean": metrics.video_means(runs.scores, runs.video, n_videos, weights=runs.weight),
+    }
+
+
+def video_level_aurocs(values: np.ndarray, a: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
+    """Video-level AUROC per replicate: video label a_v > 0, score ``values``, a replicate's
+    copies of a video counting as that many videos."""
+    positive = (a > 0).astype(np.float64)
+    counts = video_constant_counts(values, positive, 1.0 - positive)
+    return metrics.micro_auroc(counts, positive, 1.0 - positive, multiplicities)
 
 
 def retention_summary(controls: pd.DataFrame) -> pd.DataFrame:

@@ -7,10 +7,11 @@ prepared on several threads run in parallel.
 """
 
 import numpy as np
-from numba import njit
+
+from vadscene.core.kernels import compiled
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def run_starts(scores: np.ndarray, unit: np.ndarray) -> np.ndarray:
     """(F,) bool, True where a run of identical frames starts: at a new unit, or where a
     score differs from the previous frame's under some definition. ``scores`` (F × D),
@@ -28,7 +29,7 @@ def run_starts(scores: np.ndarray, unit: np.ndarray) -> np.ndarray:
     return first
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def ap_hits(
     unit: np.ndarray,
     weight: np.ndarray,

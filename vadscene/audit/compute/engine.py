@@ -8,26 +8,32 @@ variance. Seeded: the same inputs and seed give identical numbers.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from vadscene.audit.compute import controls, intervals, metrics, tables, uncertainty
-from vadscene.audit.compute.bootstrap import (
-    percentile_interval,
-    video_multiplicities,
+from vadscene.audit.compute.bootstrap import VideoDraws, percentile_interval, replicate_spans
+from vadscene.audit.compute.budget import (
+    BLOCKS_IN_FLIGHT,
+    DEFAULT_REPLICATE_MEMORY,
+    audit_shape,
+    memory_estimate,
 )
 from vadscene.audit.compute.definitions import audit_definitions
+from vadscene.audit.compute.execution import LocalRunner, Runner
 from vadscene.audit.compute.pairs import (
+    PAIR_COUNT_METHODS,
     FrameRuns,
-    frame_runs,
+    PairCounts,
+    ascending_order,
     pair_counts_of_runs,
-    video_constant_pair_counts,
+    runs_of_videos,
+    video_constant_counts,
 )
 from vadscene.audit.compute.prototypes import SNIPPET_LABEL_RULE, audit_features
 from vadscene.audit.compute.result import GRANULARITIES, AuditResult
@@ -65,32 +71,73 @@ BIAS_POPULATIONS = ("all", "leak_free")
 videos only, which no anomaly can leak into (docs/metrics.md)."""
 
 
-class _Benchmark:
-    """Per-video quantities of the ground truth that every model shares."""
+@dataclass(frozen=True)
+class _Videos:
+    """Per-video quantities every model and replicate shares: small enough to send to every
+    task (V values each)."""
 
-    def __init__(self, ground_truth: GroundTruth) -> None:
-        self.gt = ground_truth
-        self.video_index = ground_truth.video_index()
-        self.a = ground_truth.anomalous_counts().astype(np.float64)
-        self.n = ground_truth.frame_counts.astype(np.float64) - self.a
-        self.categories = np.array(ground_truth.categories, dtype=object)
-        self.ones = metrics.ones(ground_truth.n_videos)
+    a: np.ndarray  # anomalous frames per video
+    n: np.ndarray  # normal frames per video
+    categories: np.ndarray
+    normal_category: str
 
-    def runs_of(self, frame_scores: np.ndarray) -> FrameRuns:
-        return frame_runs(frame_scores, self.gt.labels, self.video_index)
+    @property
+    def n_videos(self) -> int:
+        return self.a.size
 
     def granularities(
-        self, u: np.ndarray, multiplicities: np.ndarray, by_category: np.ndarray | None = None
+        self,
+        counts: PairCounts,
+        multiplicities: np.ndarray,
+        by_category: np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
         return metrics.all_granularities(
-            u,
+            counts,
             self.a,
             self.n,
             multiplicities,
             self.categories,
-            self.gt.normal_category,
+            self.normal_category,
             by_category=by_category,
         )
+
+
+@dataclass(frozen=True)
+class _Frames:
+    """The ground truth's per-frame arrays a model's pair counting reads."""
+
+    labels: np.ndarray
+    offsets: np.ndarray  # where each video's frames start, V + 1
+
+
+class _Benchmark:
+    """The ground truth and what every model shares of it."""
+
+    def __init__(self, ground_truth: GroundTruth) -> None:
+        self.gt = ground_truth
+        self.a = ground_truth.anomalous_counts().astype(np.float64)
+        self.n = ground_truth.frame_counts.astype(np.float64) - self.a
+        self.categories = np.array(ground_truth.categories, dtype=object)
+        self.ones = metrics.ones(ground_truth.n_videos)
+        self.videos = _Videos(self.a, self.n, self.categories, ground_truth.normal_category)
+        self.frames = _Frames(ground_truth.labels, ground_truth.offsets)
+
+
+def bootstrap_draws(
+    seed: int,
+    categories: Sequence[str] | np.ndarray,
+    n_bootstrap: int,
+    category_bootstrap: uncertainty.CategoryBootstrap = "stratified",
+) -> tuple[VideoDraws, VideoDraws]:
+    """The paired video bootstrap's draws of :func:`run_audit` for this seed: the shared video
+    resamples, and those the per-category granularities read (stratified by category, or the
+    shared ones). Replicate r of either is drawn from its own child seed of the seed's first
+    stream, so a block of replicates is drawn alone, anywhere, and the same."""
+    video_stream = np.random.SeedSequence(seed).spawn(3)[0]
+    resamples = VideoDraws(len(categories), n_bootstrap, video_stream, purpose=0)
+    return resamples, uncertainty.category_draws(
+        category_bootstrap, np.asarray(categories), resamples
+    )
 
 
 def run_audit(
@@ -109,6 +156,9 @@ def run_audit(
     interval_ap: bool = False,
     interval_ap_events: intervals.EventRule = "vadclip",
     category_bootstrap: uncertainty.CategoryBootstrap = "stratified",
+    client: Any = None,
+    replicate_memory: int = DEFAULT_REPLICATE_MEMORY,
+    pair_count_method: str = "auto",
 ) -> AuditResult:
     """Audit models' frame scores against ground truth (and scene labels).
 
@@ -133,10 +183,23 @@ def run_audit(
     (``stratified``, every category in every replicate) or are the shared video resamples
     (``unstratified``); either way the draws are the same for every model.
 
+    ``client``: a ``distributed.Client``; each model's pair counting and its blocks of
+    bootstrap replicates then run on that Dask cluster (:mod:`.execution`), with results equal
+    to a local run to the last bit. ``replicate_memory``: bytes the draws of one block of
+    replicates may take — memory is bounded by it, not by ``n_bootstrap``, and the results do
+    not depend on it. ``pair_count_method``: how each model's pair counts are kept
+    (:data:`.pairs.PAIR_COUNT_METHODS`; ``auto`` picks the cheaper, and every way gives the
+    same numbers).
+
     Three steps: every input is checked first (:func:`_validate`), so a bad one is refused
     before any model is scored; then the tables are computed; then the conventions that
     state how they were computed are assembled.
     """
+    if pair_count_method not in PAIR_COUNT_METHODS:
+        raise AuditInputError(
+            f"pair_count_method {pair_count_method!r}: expected one of "
+            f"{', '.join(PAIR_COUNT_METHODS)}"
+        )
     if interval_ap_events not in intervals.EVENT_RULES:
         raise AuditInputError(
             f"interval_ap_events {interval_ap_events!r}: expected one of "
@@ -154,49 +217,62 @@ def run_audit(
         features=features,
         soft_labels=soft_labels,
         category_bootstrap=category_bootstrap,
+        replicate_memory=replicate_memory,
     )
     report = progress or _no_progress
     bench = _Benchmark(ground_truth)
-    # A third stream for the leak-free bootstrap and the permutations: spawn(3) keeps the
-    # first two children, so adding it left the existing draws unchanged.
-    video_stream, scene_stream, test_stream = np.random.SeedSequence(seed).spawn(3)
-    # The category draws come from the video stream's first child: spawning it leaves the
-    # video stream's own draws unchanged.
-    category_rng = np.random.default_rng(video_stream.spawn(1)[0])
-    resamples = video_multiplicities(
-        ground_truth.n_videos, n_bootstrap, np.random.default_rng(video_stream)
+    # The scene contrasts' bootstrap and their permutations: the seed's second and third
+    # streams (the first is the video draws', :func:`bootstrap_draws`).
+    _, scene_stream, test_stream = np.random.SeedSequence(seed).spawn(3)
+    resamples, by_category = bootstrap_draws(
+        seed, bench.categories, n_bootstrap, category_bootstrap
     )
-    by_category = uncertainty.category_multiplicities(
-        category_bootstrap, bench.categories, resamples, category_rng
-    )
-    audited = _audit_models(
-        bench,
-        models,
-        checked.scene,
-        resamples,
-        n_bootstrap,
-        (scene_stream, test_stream),
-        by_category=by_category,
-        events=intervals.video_events(ground_truth, interval_ap_events) if interval_ap else None,
-        report=report,
-    )
+    runner = _runner(client)
+    try:
+        audited = _audit_models(
+            bench,
+            models,
+            checked.scene,
+            (resamples, by_category),
+            (scene_stream, test_stream),
+            events=intervals.video_events(ground_truth, interval_ap_events)
+            if interval_ap
+            else None,
+            runner=runner,
+            spans=replicate_spans(n_bootstrap, ground_truth.n_videos, replicate_memory),
+            method=pair_count_method,
+            report=report,
+        )
+    finally:
+        if isinstance(runner, LocalRunner):
+            runner.close()
     rows = audited.rows
     rows["comparisons"] = _comparisons(models, audited.estimates, audited.replicates)
     rows["resolved"] = _resolved_counts(models, rows["comparisons"])
     optional = _model_tables(models, rows)
     optional["covariance"] = _covariance_table(bench, models, audited)
     if soft_labels is not None:
-        optional["prob_auc"] = _prob_auc_table(bench, models, soft_labels, (resamples, by_category))
+        optional["prob_auc"] = _prob_auc_table(
+            bench, models, soft_labels, (resamples.matrix(), by_category.matrix())
+        )
     optional["video_level"] = pd.DataFrame(
         rows["video_level"], columns=list(controls.VIDEO_LEVEL_COLUMNS)
     )
     optional["retention_summary"] = controls.retention_summary(_frame("controls", rows["controls"]))
     if checked.classes is not None:
         optional |= _definition_tables(
-            ground_truth, definition_scores, checked.classes, queries, resamples, seed, report
+            ground_truth,
+            definition_scores,
+            checked.classes,
+            queries,
+            resamples.matrix(),
+            seed,
+            report,
         )
     if features:
-        optional["readout"] = _readout(ground_truth, features, (resamples, by_category), report)
+        optional["readout"] = _readout(
+            ground_truth, features, (resamples.matrix(), by_category.matrix()), report
+        )
     if interval_ap and checked.classes is not None:
         optional["class_wise_map"] = intervals.class_wise_map(
             ground_truth, definition_scores, checked.classes, interval_ap_events
@@ -211,12 +287,16 @@ def run_audit(
             audited.empty_contrasts,
             interval_ap_events=interval_ap_events if interval_ap else None,
             category_bootstrap=_category_draws_stated(
-                bench, category_bootstrap, resamples, by_category
+                bench,
+                category_bootstrap,
+                (resamples, by_category),
+                replicate_spans(n_bootstrap, ground_truth.n_videos, replicate_memory),
             ),
             definition_scores=definition_scores,
             classes=classes,
             queries=queries,
             features=features,
+            client=client,
         ),
         summary=_summary(bench),
         composition=_composition(bench),
@@ -228,6 +308,15 @@ def run_audit(
 
 def _no_progress(step: str, done: int, total: int) -> None:
     """The progress callback of a run that asked for none."""
+
+
+def _runner(client: Any) -> Runner:
+    """Threads of this process, or the Dask cluster of ``client``."""
+    if client is None:
+        return LocalRunner()
+    from vadscene.audit.compute.cluster import dask_runner  # only runs with a cluster need it
+
+    return dask_runner(client)
 
 
 # --- validate -----------------------------------------------------------------------------
@@ -256,11 +345,18 @@ def _validate(
     features: Sequence[Features],
     soft_labels: np.ndarray | None,
     category_bootstrap: str,
+    replicate_memory: int,
 ) -> _Checked:
     """Refuse any input :func:`run_audit` cannot audit, cheapest checks first, before any
     model is scored."""
     if n_bootstrap < 0:
         raise AuditInputError(f"the number of bootstrap replicates must be ≥ 0, got {n_bootstrap}")
+    if isinstance(replicate_memory, bool) or not isinstance(replicate_memory, int | np.integer):
+        raise AuditInputError(
+            f"replicate_memory must be a number of bytes, got {replicate_memory!r}"
+        )
+    if replicate_memory <= 0:
+        raise AuditInputError(f"replicate_memory must be > 0 bytes, got {replicate_memory}")
     if category_bootstrap not in uncertainty.CATEGORY_BOOTSTRAPS:
         raise AuditInputError(
             f"category_bootstrap {category_bootstrap!r}: expected one of "
@@ -280,7 +376,16 @@ def _validate(
             )
     _refuse_one_kind_of_frame(ground_truth)
     refuse_beyond_memory(
-        memory_estimate(ground_truth.n_videos, ground_truth.n_frames, len(models), n_bootstrap),
+        memory_estimate(
+            audit_shape(
+                ground_truth.offsets,
+                ground_truth.labels,
+                [m.scores for m in models],
+                n_bootstrap,
+                contrasts=len(scene.contrasts) if scene is not None else 0,
+                replicate_memory=replicate_memory,
+            )
+        ),
         f"{ground_truth.source}: an audit of {ground_truth.n_videos:,} videos and "
         f"{ground_truth.n_frames:,} frames, {len(models)} models and {n_bootstrap:,} bootstrap "
         "replicates",
@@ -294,21 +399,6 @@ def _validate(
     )
     _check_features(ground_truth, features)
     return _Checked(scene=matched, classes=resolved)
-
-
-def memory_estimate(n_videos: int, n_frames: int, n_models: int, n_bootstrap: int) -> int:
-    """Rough peak bytes of :func:`run_audit`, to refuse absurd sizes before allocating.
-
-    The terms that grow: V × V float64 matrices (the oracle's comparison, outer product and
-    pair counts at once; each model's U beside its reduction or, in its controls, the
-    permutation control's three or the video-level AUROC's, two models at a time), the
-    bootstrap's (B, V) multiplicities (shared and per category) and per-replicate sums, and
-    per-frame arrays (labels, video index, each model's scores and its sorted runs).
-    """
-    pair_matrices = 8 * n_videos**2 * (4 + 4 * min(n_models, 2))
-    bootstrap = 8 * n_bootstrap * n_videos * (2 + 3 * min(n_models, 2))
-    frames = n_frames * (24 + 48 * n_models)
-    return pair_matrices + bootstrap + frames
 
 
 def _check_types(ground_truth: object, models: object, scene: object) -> None:
@@ -450,17 +540,19 @@ def _audit_models(
     bench: _Benchmark,
     models: Sequence[ModelScores],
     scene: SceneLabels | None,
-    resamples: np.ndarray,
-    n_bootstrap: int,
+    draws: tuple[VideoDraws, VideoDraws],
     streams: tuple[np.random.SeedSequence, np.random.SeedSequence],
     *,
-    by_category: np.ndarray,
     events: list[list[intervals.Event]] | None,
+    runner: Runner,
+    spans: list[tuple[int, int]],
+    method: str,
     report: AuditProgress,
 ) -> _ModelsAudited:
-    """Audit every model (two at a time) while the scene contrasts' resamples are drawn
-    from ``streams`` (the bias bootstrap's and the permutation tests'); ``by_category``: the
-    replicates of the per-category granularities."""
+    """Audit every model through ``runner``: its pair counting, then its point estimates and
+    table rows beside its blocks of bootstrap replicates (``spans``), while this thread draws
+    the scene contrasts' resamples from ``streams`` (the bias bootstrap's and the permutation
+    tests'). ``draws``: the shared video resamples and the per-category granularities'."""
     rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
     rows["further"] = []
     rows["interval_ap"] = []  # with events: interval AP asked for, under their event rule
@@ -469,41 +561,116 @@ def _audit_models(
     estimates: dict[str, dict[str, float]] = {}
     terms: dict[str, uncertainty.ClusterTerms] = {}
     report("models", 0, len(models))
-    # Models are independent: two threads overlap one model's sort and pair-count sweep (numpy
-    # and the compiled sweep release the GIL) with another's; the output keeps the models'
-    # order. Meanwhile this thread draws the contrasts' resamples (the multinomial draws
-    # release the GIL too), which the models need only for their scene rows, at the end.
-    # The bootstrap's matrix products are small: BLAS threads beside the model threads only
-    # oversubscribe the cores.
-    drawn: Future[list[_ContrastDraws]] = Future()
-    with (
-        threadpool_limits(limits=1, user_api="blas"),
-        ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool,
-    ):
-        futures = [
-            pool.submit(
-                _audit_model, bench, model, resamples, drawn, events, by_category=by_category
+    # The replicates' matrix products are small and many: BLAS threads beside the runner's
+    # threads only oversubscribe the cores.
+    with threadpool_limits(limits=1, user_api="blas"):
+        videos, frames = runner.put(bench.videos), runner.put(bench.frames)
+        # both ways of counting read each kept replicate twice (shared and per-category draws)
+        weighings = 2 * draws[0].replicates + 1
+        scores = [runner.put(model.scores) for model in models]
+        counted = [runner.submit(count_model, frames, s, weighings, method) for s in scores]
+        contrasts, empty = (
+            _contrast_draws(bench, scene, draws[0].replicates, *streams)
+            if scene is not None
+            else ([], [])
+        )
+        shared = runner.put(contrasts)
+        points = [
+            runner.submit(
+                model_point,
+                videos,
+                frames,
+                counts,
+                model_scores,
+                (model.name, model.family),
+                shared,
+                events,
             )
-            for model in models
+            for model, model_scores, counts in zip(models, scores, counted, strict=True)
         ]
-        try:
-            contrasts, empty = (
-                _contrast_draws(bench, scene, n_bootstrap, *streams)
-                if scene is not None
-                else ([], [])
+        blocks = _replicate_blocks(runner, videos, counted, draws, spans) if models else []
+        for done, (model, point) in enumerate(zip(models, points, strict=True), 1):
+            audited = runner.gather([point])[0]
+            model_replicates = _joined([block[done - 1] for block in blocks], audited.estimates)
+            estimates[model.name], replicates[model.name] = audited.estimates, model_replicates
+            terms[model.name] = audited.terms
+            for name, new_rows in audited.rows.items():
+                rows[name].extend(new_rows)
+            rows["metrics"].extend(_metric_rows(bench, model, audited, model_replicates))
+            rows["video_level"].extend(
+                controls.video_level_rows(
+                    model.name,
+                    model.family,
+                    audited.video_scores,
+                    bench.a,
+                    {name: model_replicates[f"video_{name}"] for name in controls.VIDEO_SCORES},
+                )
             )
-        except BaseException as exc:
-            drawn.set_exception(exc)
-            raise
-        drawn.set_result(contrasts)
-        for done, _ in enumerate(as_completed(futures), start=1):
             report("models", done, len(models))
-    for model, future in zip(models, futures, strict=True):
-        model_estimates, model_replicates, model_rows, terms[model.name] = future.result()
-        estimates[model.name], replicates[model.name] = model_estimates, model_replicates
-        for name, new_rows in model_rows.items():
-            rows[name].extend(new_rows)
     return _ModelsAudited(rows, estimates, replicates, empty, terms)
+
+
+def _replicate_blocks(
+    runner: Runner,
+    videos: Any,
+    counted: list[Any],
+    draws: tuple[VideoDraws, VideoDraws],
+    spans: list[tuple[int, int]],
+) -> list[list[dict[str, np.ndarray]]]:
+    """Per block of replicates (``spans``), every model's replicate values: each block drawn
+    once, evaluated by every model (``counted``: their pair counts' handles), at most
+    :data:`BLOCKS_IN_FLIGHT` blocks at a time."""
+    done: list[list[dict[str, np.ndarray]]] = []
+    pending: list[list[Any]] = []
+    for start, stop in spans:
+        drawn = runner.submit(draw_block, draws, start, stop)
+        pending.append([runner.submit(replicate_block, videos, c, drawn) for c in counted])
+        if len(pending) >= BLOCKS_IN_FLIGHT:
+            done.append(runner.gather(pending.pop(0)))
+    done.extend(runner.gather(block) for block in pending)
+    return done
+
+
+def draw_block(
+    draws: tuple[VideoDraws, VideoDraws], start: int, stop: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Replicates start … stop − 1 of the shared and the per-category draws (one array when
+    they are the same draws)."""
+    resamples = draws[0].block(start, stop)
+    return resamples, resamples if draws[1] is draws[0] else draws[1].block(start, stop)
+
+
+def _joined(
+    blocks: list[dict[str, np.ndarray]], estimates: dict[str, float]
+) -> dict[str, np.ndarray]:
+    """One model's replicate values per quantity, its blocks put end to end."""
+    names = [*estimates, *(f"video_{name}" for name in controls.VIDEO_SCORES)]
+    return {
+        name: np.concatenate([block[name] for block in blocks]) if blocks else np.zeros(0)
+        for name in names
+    }
+
+
+def _metric_rows(
+    bench: _Benchmark, model: ModelScores, audited: ModelPoint, replicates: dict[str, np.ndarray]
+) -> list[dict]:
+    """One model's ``metrics`` rows: estimate, percentile interval, clustered SE."""
+    variances = uncertainty.clustered_covariances(audited.terms, audited.terms, bench.a, bench.n)
+    rows = []
+    for granularity in GRANULARITIES:
+        low, high = percentile_interval(replicates[granularity])
+        rows.append(
+            {
+                "model": model.name,
+                "family": model.family,
+                "granularity": granularity,
+                "value": audited.estimates[granularity],
+                "ci_low": low,
+                "ci_high": high,
+                "clustered_se": uncertainty.clustered_se(variances.get(granularity, float("nan"))),
+            }
+        )
+    return rows
 
 
 def _model_tables(
@@ -606,7 +773,7 @@ def _prob_auc_table(
     rows = []
     for model in models:
         soft = uncertainty.soft_pair_counts(
-            model.scores, soft_labels, bench.video_index, bench.gt.n_videos
+            model.scores, soft_labels, bench.gt.video_index(), bench.gt.n_videos
         )
         normal = bench.gt.normal_category
         estimates = uncertainty.prob_auc_granularities(
@@ -633,18 +800,26 @@ def _prob_auc_table(
 def _category_draws_stated(
     bench: _Benchmark,
     mode: uncertainty.CategoryBootstrap,
-    resamples: np.ndarray,
-    by_category: np.ndarray,
+    draws: tuple[VideoDraws, VideoDraws],
+    spans: list[tuple[int, int]],
 ) -> dict[str, object]:
     """The bootstrap conventions of the per-category granularities: which draws they read,
     and how many replicates leave a category out — under the unstratified draws always (what
     the stratified ones avoid) and under the draws used."""
 
-    def missing(draws: np.ndarray) -> int:
-        return uncertainty.replicates_missing_a_category(
-            draws, bench.a, bench.n, bench.categories, bench.gt.normal_category
+    def missing(replicates: VideoDraws) -> int:
+        return sum(
+            uncertainty.replicates_missing_a_category(
+                replicates.block(start, stop),
+                bench.a,
+                bench.n,
+                bench.categories,
+                bench.gt.normal_category,
+            )
+            for start, stop in spans
         )
 
+    resamples, by_category = draws
     unstratified = missing(resamples)
     resampling = (
         "stratified: videos with replacement within each category (every category in every "
@@ -705,106 +880,121 @@ def _readout(
     return readout
 
 
-def _audit_model(
-    bench: _Benchmark,
-    model: ModelScores,
-    resamples: np.ndarray,
-    contrasts: Future[list[_ContrastDraws]],
-    events: list[list[intervals.Event]] | None = None,
-    *,
-    by_category: np.ndarray,
-) -> tuple[
-    dict[str, float], dict[str, np.ndarray], dict[str, list[dict]], uncertainty.ClusterTerms
-]:
-    """Everything about one model: estimates, bootstrap replicates, its table rows and the
-    terms of its clustered covariances (``contrasts``: the scene contrasts' draws, awaited
-    only for the scene rows; ``by_category``: the per-category granularities' replicates)."""
-    runs = bench.runs_of(model.scores)
-    u = pair_counts_of_runs(runs, bench.gt.n_videos)
-    estimates = {g: float(v[0]) for g, v in bench.granularities(u, bench.ones).items()}
-    replicates = bench.granularities(u, resamples, by_category)
-    terms = uncertainty.cluster_terms(u, bench.a, bench.n)
-    variances = uncertainty.clustered_covariances(terms, terms, bench.a, bench.n)
-    rows: dict[str, list[dict]] = {name: [] for name in AuditResult.TABLES}
-    for granularity in GRANULARITIES:
-        low, high = percentile_interval(replicates[granularity])
-        rows["metrics"].append(
-            {
-                "model": model.name,
-                "family": model.family,
-                "granularity": granularity,
-                "value": estimates[granularity],
-                "ci_low": low,
-                "ci_high": high,
-                "clustered_se": uncertainty.clustered_se(variances.get(granularity, float("nan"))),
-            }
-        )
-    rows["controls"].append(
-        controls.control_row(
-            model.name,
-            model.family,
-            model.scores,
-            bench.video_index,
-            runs,
-            u,
-            estimates["micro"],
-            bench.a,
-            bench.n,
-        )
+@dataclass(frozen=True)
+class ModelCounts:
+    """One model's runs of frames and its pair counts: what its tasks share."""
+
+    runs: FrameRuns
+    order: np.ndarray  # the runs' ascending score order
+    pairs: PairCounts
+    video_scores: dict[str, np.ndarray]  # the video-level scores (max, mean) per video
+
+
+def count_model(
+    frames: _Frames, scores: np.ndarray, weighings: int, method: str = "auto"
+) -> ModelCounts:
+    """The runs and pair counts of one model's frame scores, kept by ``method`` (``auto``: the
+    cheaper way for ``weighings`` evaluations, :func:`.pairs.pair_counts_of_runs`)."""
+    runs = runs_of_videos(scores, frames.labels, frames.offsets)
+    n_videos = frames.offsets.size - 1
+    order = ascending_order(runs.scores)  # sorted once: for the pair counts, AP, the controls
+    return ModelCounts(
+        runs,
+        order,
+        pair_counts_of_runs(runs, n_videos, replicates=weighings, method=method, order=order),
+        controls.video_scores(runs, n_videos),
     )
-    rows["video_level"] = controls.video_level_rows(
-        model.name, model.family, runs, bench.a, resamples
+
+
+def replicate_block(
+    videos: _Videos, counts: ModelCounts, drawn: tuple[np.ndarray, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Every granularity and video-level AUROC of one model on a block of replicates
+    (``drawn``: their shared and per-category multiplicities, :func:`draw_block`)."""
+    resamples, by_category = drawn
+    values = videos.granularities(counts.pairs, resamples, by_category)
+    for name in controls.VIDEO_SCORES:
+        values[f"video_{name}"] = controls.video_level_aurocs(
+            counts.video_scores[name], videos.a, resamples
+        )
+    return values
+
+
+@dataclass(frozen=True)
+class ModelPoint:
+    """One model's point estimates, the terms of its clustered covariances, its table rows
+    but the metrics' and the video level's (which wait for the replicates) and its video
+    scores."""
+
+    estimates: dict[str, float]
+    terms: uncertainty.ClusterTerms
+    rows: dict[str, list[dict]]
+    video_scores: dict[str, np.ndarray]
+
+
+def model_point(
+    videos: _Videos,
+    frames: _Frames,
+    counts: ModelCounts,
+    scores: np.ndarray,
+    label: tuple[str, str | None],
+    contrasts: list[_ContrastDraws],
+    events: list[list[intervals.Event]] | None,
+) -> ModelPoint:
+    """Everything about one model but its bootstrap replicates: estimates, controls, interval
+    AP, AUCA, per-category rows, bias-AUC (with its own within-pole bootstrap) and
+    scene-conditioned AUC on every contrast (``contrasts``: their draws)."""
+    name, family = label
+    a, n, u = videos.a, videos.n, counts.pairs
+    ones = metrics.ones(videos.n_videos)
+    estimates = {g: float(v[0]) for g, v in videos.granularities(u, ones).items()}
+    rows: dict[str, list[dict]] = {table: [] for table in AuditResult.TABLES}
+    rows["controls"].append(
+        controls.control_row(name, family, counts.runs, counts.order, u, estimates["micro"], a, n)
     )
     interval_rows = (
-        intervals.interval_ap_rows(model.scores, bench.gt.offsets, events, bench.a)
-        if events is not None
-        else []
+        intervals.interval_ap_rows(scores, frames.offsets, events, a) if events is not None else []
     )
-    rows["interval_ap"] = [
-        {"model": model.name, "family": model.family, **row} for row in interval_rows
-    ]
+    rows["interval_ap"] = [{"model": name, "family": family, **row} for row in interval_rows]
     rows["further"] = [
         {
-            "model": model.name,
-            "family": model.family,
-            **tables.auca(u, bench.a, bench.n),
+            "model": name,
+            "family": family,
+            **tables.auca(u, a, n),
             **intervals.further_interval_columns(interval_rows),
         }
     ]
-    rows["per_category"].extend(_per_category(bench, model, u))
-    _scene_rows(bench, model, runs, u, contrasts.result(), rows)
-    return estimates, replicates, rows, terms
+    rows["per_category"].extend(_per_category(videos, name, u))
+    _scene_rows(videos, (name, family), counts.runs, u, contrasts, rows)
+    return ModelPoint(estimates, uncertainty.cluster_terms(u, a, n), rows, counts.video_scores)
 
 
-def _per_category(bench: _Benchmark, model: ModelScores, u: np.ndarray) -> list[dict]:
-    same = metrics.category_aurocs(
-        u,
-        bench.a,
-        bench.n,
-        bench.ones,
-        bench.categories,
-        bench.gt.normal_category,
-        against_normal_videos=False,
-    )
-    versus_normal = metrics.category_aurocs(
-        u,
-        bench.a,
-        bench.n,
-        bench.ones,
-        bench.categories,
-        bench.gt.normal_category,
-        against_normal_videos=True,
+def _per_category(videos: _Videos, model: str, u: PairCounts) -> list[dict]:
+    ones = metrics.ones(videos.n_videos)
+    sums = metrics.category_pair_sums(u, ones, videos.categories)  # one sweep for both
+    same, versus_normal = (
+        metrics.category_aurocs(
+            u,
+            videos.a,
+            videos.n,
+            ones,
+            videos.categories,
+            videos.normal_category,
+            against_normal_videos=against,
+            sums=sums,
+        )
+        for against in (False, True)
     )
     rows = []
     for category in same:
-        members = bench.categories == category
+        members = videos.categories == category
         rows.append(
             {
-                "model": model.name,
+                "model": model,
                 "category": category,
                 "videos": int(members.sum()),
-                "anomalous_frames": int(bench.a[members].sum()),
-                "normal_frames": int(bench.n[members].sum()),
+                "anomalous_frames": int(videos.a[members].sum()),
+                "normal_frames": int(videos.n[members].sum()),
                 "same_category_auroc": float(same[category][0]),
                 "category_vs_normal_auroc": float(versus_normal[category][0]),
             }
@@ -897,23 +1087,24 @@ def _population_draws(
 
 
 def _scene_rows(
-    bench: _Benchmark,
-    model: ModelScores,
+    videos: _Videos,
+    model: tuple[str, str | None],
     runs: FrameRuns,
-    u: np.ndarray,
+    u: PairCounts,
     contrasts: list[_ContrastDraws],
     rows: dict[str, list[dict]],
 ) -> None:
     """Bias-AUC in both populations (A §4; docs/metrics.md) and scene-conditioned AUC
-    (A S1.2) of one model on every contrast."""
+    (A S1.2) of one model (name, family) on every contrast."""
+    name, family = model
     means = metrics.video_means(
-        runs.scores, runs.video, bench.gt.n_videos, weights=runs.weight, mask=~runs.labels
+        runs.scores, runs.video, videos.n_videos, weights=runs.weight, mask=~runs.labels
     )
     bias_rows = []
     for draw in contrasts:
         contrast = draw.contrast
         label = {
-            "model": model.name,
+            "model": name,
             "factor": contrast.factor,
             "positive": contrast.positive,
             "negative": contrast.negative,
@@ -921,11 +1112,11 @@ def _scene_rows(
         everyone = draw.populations["all"]
         row = {
             **label,
-            "family": model.family,
+            "family": family,
             "primary": contrast.primary,
             "role": contrast.role,
-            "anomalous_share_positive": _anomalous_share(bench, everyone.plus),
-            "anomalous_share_negative": _anomalous_share(bench, everyone.minus),
+            "anomalous_share_positive": _anomalous_share(videos.a, everyone.plus),
+            "anomalous_share_negative": _anomalous_share(videos.a, everyone.minus),
         }
         for population, draws in draw.populations.items():
             suffix = "" if population == "all" else f"_{population}"
@@ -934,7 +1125,7 @@ def _scene_rows(
         row["leakage_warning"] = _leakage_warning(row)
         bias_rows.append(row)
         pairs, reference, conditioned = scene_conditioned(
-            u, bench.a, bench.n, draw.plus, draw.minus
+            u, videos.a, videos.n, draw.plus, draw.minus
         )
         for pair_type in PAIR_TYPES:
             auroc, weight = pairs[pair_type]
@@ -944,7 +1135,7 @@ def _scene_rows(
         rows["scene_conditioned"].append(
             {
                 **label,
-                "family": model.family,
+                "family": family,
                 "auroc_ref": reference,
                 "auroc_cond": conditioned,
                 "delta_scene": reference - conditioned,
@@ -978,9 +1169,9 @@ def _bias_cells(means: np.ndarray, draws: _PopulationDraws) -> dict[str, float |
     }
 
 
-def _anomalous_share(bench: _Benchmark, pole: np.ndarray) -> float:
+def _anomalous_share(a: np.ndarray, pole: np.ndarray) -> float:
     """Share of a pole's population-(a) videos that hold anomalous frames."""
-    return float((bench.a[pole] > 0).mean()) if pole.any() else float("nan")
+    return float((a[pole] > 0).mean()) if pole.any() else float("nan")
 
 
 def _leakage_warning(row: dict) -> bool:
@@ -1073,7 +1264,7 @@ def _resolved_counts(models: Sequence[ModelScores], comparisons: list[dict]) -> 
 
 def _summary(bench: _Benchmark) -> dict[str, float | int]:
     a, n = bench.a, bench.n
-    oracle = video_constant_pair_counts(a / np.maximum(a + n, 1), a, n)
+    oracle = video_constant_counts(a / np.maximum(a + n, 1), a, n)
     return {
         "videos": bench.gt.n_videos,
         "frames": bench.gt.n_frames,
@@ -1195,10 +1386,12 @@ def _conventions(
     queries: Sequence[Query],
     features: Sequence[Features],
     interval_ap_events: intervals.EventRule | None = None,
+    client: Any = None,
 ) -> dict:
     """How the tables were computed, as the report states it: the inputs, the tie and
     bootstrap conventions, and those of the definition probes, the readout and interval AP
-    (``interval_ap_events``: its event rule, None when not computed) when run."""
+    (``interval_ap_events``: its event rule, None when not computed) when run, and the Dask
+    cluster of ``client`` that computed them."""
     conventions: dict[str, object] = {
         "ground_truth": ground_truth.source,
         **ground_truth.conventions,
@@ -1208,7 +1401,9 @@ def _conventions(
         "bootstrap": {
             "replicates": n_bootstrap,
             "seed": seed,
-            "resampling": "videos with replacement, the same draws for every model (paired)",
+            "resampling": "videos with replacement, the same draws for every model (paired); "
+            "replicate r drawn from its own child seed, so the draws do not depend on the "
+            "block size or on where they are computed",
             "interval": "95 % percentile (numpy linear quantiles)"
             if n_bootstrap
             else "none: no bootstrap intervals were computed (B = 0)",
@@ -1256,6 +1451,10 @@ def _conventions(
             "snippet_frames": sorted({f.snippet_repeat for f in features}),
             "snippet_label_rule": SNIPPET_LABEL_RULE,
         }
+    if client is not None:
+        from vadscene.audit.compute.cluster import cluster_summary
+
+        conventions["cluster"] = cluster_summary(client)
     return conventions
 
 

@@ -1,6 +1,7 @@
-"""Every AUROC granularity as a function of the pair-count matrix U and video multiplicities.
+"""Every AUROC granularity as a function of the pair counts U and video multiplicities.
 
-Each function takes ``multiplicities`` K of shape (R, V): row r gives how many copies of every
+Each function reads the pair counts U through :class:`~.pairs.PairCounts` and takes
+``multiplicities`` K of shape (R, V): row r gives how many copies of every
 video replicate r holds. The point estimate is the single row K = 1 (:func:`ones`); a paired
 video bootstrap passes its resampled counts (docs/metrics.md, "Paired video bootstrap";
 [audit] §3.3). One code path serves both, so a replicate is computed exactly like the
@@ -16,6 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from vadscene.audit.compute.pairs import PairCounts
+from vadscene.core.kernels import compiled
+
 
 def ones(n_videos: int) -> np.ndarray:
     """The multiplicities of the original sample: one copy of every video, shape (1, V)."""
@@ -29,14 +33,13 @@ def ratio_or_nan(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         )
 
 
-def pooled_pair_sums(u: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
+def pooled_pair_sums(counts: PairCounts, multiplicities: np.ndarray) -> np.ndarray:
     """kᵀUk per replicate: the weighted pair count over all anomalous/normal frame pairs."""
-    sums: np.ndarray = np.einsum("rv,rv->r", multiplicities @ u, multiplicities)
-    return sums
+    return counts.pooled(multiplicities)
 
 
 def micro_auroc(
-    u: np.ndarray,
+    counts: PairCounts,
     a: np.ndarray,
     n: np.ndarray,
     multiplicities: np.ndarray,
@@ -48,19 +51,19 @@ def micro_auroc(
     Equals ``roc_auc_score(y, s, sample_weight=k[video])`` exactly. ``pooled`` passes kᵀUk
     when it is already computed.
     """
-    pooled = pooled_pair_sums(u, multiplicities) if pooled is None else pooled
+    pooled = counts.pooled(multiplicities) if pooled is None else pooled
     return ratio_or_nan(pooled, (multiplicities @ a) * (multiplicities @ n))
 
 
 def within_auroc(
-    u: np.ndarray, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
+    counts: PairCounts, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
 ) -> np.ndarray:
     """Pair-weighted within-video AUROC (L): Σ k_v U_vv / Σ k_v a_v n_v."""
-    return ratio_or_nan(multiplicities @ np.diag(u), multiplicities @ (a * n))
+    return ratio_or_nan(multiplicities @ counts.diagonal(), multiplicities @ (a * n))
 
 
 def cross_auroc(
-    u: np.ndarray,
+    counts: PairCounts,
     a: np.ndarray,
     n: np.ndarray,
     multiplicities: np.ndarray,
@@ -68,8 +71,8 @@ def cross_auroc(
     pooled: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cross-video AUROC (L): (kᵀUk − Σ k_v U_vv) / ((k·a)(k·n) − Σ k_v a_v n_v)."""
-    within_pairs = multiplicities @ np.diag(u)
-    pooled = pooled_pair_sums(u, multiplicities) if pooled is None else pooled
+    within_pairs = multiplicities @ counts.diagonal()
+    pooled = counts.pooled(multiplicities) if pooled is None else pooled
     return ratio_or_nan(
         pooled - within_pairs,
         (multiplicities @ a) * (multiplicities @ n) - multiplicities @ (a * n),
@@ -84,25 +87,78 @@ def within_pair_fraction(a: np.ndarray, n: np.ndarray) -> float:
     return float((a * n).sum()) / total if total > 0 else float("nan")
 
 
-def per_video_auroc(u: np.ndarray, a: np.ndarray, n: np.ndarray) -> np.ndarray:
+def per_video_auroc(counts: PairCounts, a: np.ndarray, n: np.ndarray) -> np.ndarray:
     """AUROC of each video's own frames, U_vv / (a_v n_v); NaN unless the video is mixed."""
-    return ratio_or_nan(np.diag(u), a * n)
+    return ratio_or_nan(counts.diagonal(), a * n)
 
 
 def macro_auroc(
-    u: np.ndarray, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
+    counts: PairCounts, a: np.ndarray, n: np.ndarray, multiplicities: np.ndarray
 ) -> np.ndarray:
     """Mean per-video AUROC over mixed videos (the "within-video AUC" of A Eq. 3):
     Σ_mixed k_v AUC_v / Σ_mixed k_v."""
-    per_video = per_video_auroc(u, a, n)
+    per_video = per_video_auroc(counts, a, n)
     mixed = ~np.isnan(per_video)
     return ratio_or_nan(
-        multiplicities[:, mixed] @ per_video[mixed], multiplicities[:, mixed].sum(1)
+        _row_sums_in_order(multiplicities[:, mixed], per_video[mixed]),
+        multiplicities[:, mixed].sum(1),
     )
 
 
+@compiled()
+def _row_sums_in_order(k, values):  # type: ignore[no-untyped-def]
+    # Σ_v k[r, v]·values[v] added in video order: a replicate's sum of these non-integers is
+    # then the same to the last bit whatever block of replicates (or machine) computes it,
+    # where a matrix product or numpy's sum may order the additions by the array's shape.
+    sums = np.zeros(k.shape[0])
+    for r in range(k.shape[0]):
+        total = 0.0
+        for v in range(values.size):
+            total += k[r, v] * values[v]
+        sums[r] = total
+    return sums
+
+
 def category_aurocs(
-    u: np.ndarray,
+    counts: PairCounts,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    categories: np.ndarray,
+    normal_category: str,
+    *,
+    against_normal_videos: bool,
+    sums: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Per anomaly category c ≠ Normal, one AUROC per replicate, from blocks of U.
+
+    Same-category (A Eq. 2): anomalous frames of c vs normal frames of c, both from videos of
+    category c. With ``against_normal_videos`` (the common variant, reported apart): the
+    normal frames of c's videos plus every frame of the Normal videos. ``sums``: the
+    :func:`category_pair_sums` of these multiplicities, when already computed.
+    """
+    return _category_aurocs(
+        category_pair_sums(counts, multiplicities, categories) if sums is None else sums,
+        a,
+        n,
+        multiplicities,
+        categories,
+        normal_category,
+        against_normal_videos=against_normal_videos,
+    )
+
+
+def category_pair_sums(
+    counts: PairCounts, multiplicities: np.ndarray, categories: np.ndarray
+) -> np.ndarray:
+    """S[r, c, d] = Σ_{u ∈ c} Σ_{v ∈ d} k_u k_v U[u, v] over the sorted category names: the one
+    product both per-category variants read."""
+    names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
+    return counts.block_sums(multiplicities, codes, codes, (names.size, names.size))
+
+
+def _category_aurocs(
+    sums: np.ndarray,
     a: np.ndarray,
     n: np.ndarray,
     multiplicities: np.ndarray,
@@ -111,32 +167,24 @@ def category_aurocs(
     *,
     against_normal_videos: bool,
 ) -> dict[str, np.ndarray]:
-    """Per anomaly category c ≠ Normal, one AUROC per replicate, from blocks of U.
-
-    Same-category (A Eq. 2): anomalous frames of c vs normal frames of c, both from videos of
-    category c. With ``against_normal_videos`` (the common variant, reported apart): the
-    normal frames of c's videos plus every frame of the Normal videos. All categories come
-    from one product: U masked to the pairs that count, times k on both sides, summed by the
-    anomalous video's category.
-    """
-    names, codes = np.unique(categories.astype(str), return_inverse=True)
-    is_normal = names[codes] == normal_category
-    member = np.eye(len(names))[codes][:, names != normal_category]
-    names = names[names != normal_category]
-    if not names.size:
-        return {}
-    counted = codes[:, None] == codes[None, :]
-    columns = member.copy()
-    if against_normal_videos:
-        counted = counted | is_normal[None, :]
-        columns[is_normal] = 1.0
-    per_video = (multiplicities @ np.where(counted, u, 0.0).T) * multiplicities
-    pairs = per_video @ member
-    denominator = (multiplicities @ (a[:, None] * member)) * (
-        multiplicities @ (n[:, None] * columns)
-    )
-    aurocs = ratio_or_nan(pairs, denominator)
-    return {str(name): aurocs[:, i] for i, name in enumerate(names)}
+    names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
+    normal = np.flatnonzero(names == normal_category)
+    is_normal = codes == normal[0] if normal.size else np.zeros(codes.size, dtype=bool)
+    aurocs = {}
+    for c, name in enumerate(names):
+        if name == normal_category:
+            continue
+        member = codes == c
+        pairs = sums[:, c, c].copy()
+        columns = member
+        if against_normal_videos and normal.size:
+            pairs += sums[:, c, normal[0]]
+            columns = member | is_normal
+        denominator = (multiplicities[:, member] @ a[member]) * (
+            multiplicities[:, columns] @ n[columns]
+        )
+        aurocs[str(name)] = ratio_or_nan(pairs, denominator)
+    return aurocs
 
 
 def mean_over_categories(per_category: dict[str, np.ndarray], replicates: int) -> np.ndarray:
@@ -150,7 +198,7 @@ def mean_over_categories(per_category: dict[str, np.ndarray], replicates: int) -
 
 
 def all_granularities(
-    u: np.ndarray,
+    counts: PairCounts,
     a: np.ndarray,
     n: np.ndarray,
     multiplicities: np.ndarray,
@@ -164,24 +212,35 @@ def all_granularities(
     replicates stratified by category (docs/metrics.md, "The per-category estimand")."""
     by_category = multiplicities if by_category is None else by_category
     replicates = by_category.shape[0]
-    pooled = pooled_pair_sums(u, multiplicities)
+    # every video is in a category, so a draw's whole category product is its pooled sum: one
+    # pass over the counts gives both, for the shared draws and the per-category ones at once
+    if by_category is multiplicities:
+        sums = category_pair_sums(counts, by_category, categories)
+        pooled = sums.sum((1, 2))
+    else:
+        both = category_pair_sums(counts, np.concatenate([multiplicities, by_category]), categories)
+        pooled, sums = both[: multiplicities.shape[0]].sum((1, 2)), both[multiplicities.shape[0] :]
+    per_category = {
+        name: mean_over_categories(
+            _category_aurocs(
+                sums,
+                a,
+                n,
+                by_category,
+                categories,
+                normal_category,
+                against_normal_videos=against,
+            ),
+            replicates,
+        )
+        for name, against in (("per_category", False), ("category_vs_normal", True))
+    }
     return {
-        "micro": micro_auroc(u, a, n, multiplicities, pooled=pooled),
-        "within": within_auroc(u, a, n, multiplicities),
-        "cross": cross_auroc(u, a, n, multiplicities, pooled=pooled),
-        "macro": macro_auroc(u, a, n, multiplicities),
-        "per_category": mean_over_categories(
-            category_aurocs(
-                u, a, n, by_category, categories, normal_category, against_normal_videos=False
-            ),
-            replicates,
-        ),
-        "category_vs_normal": mean_over_categories(
-            category_aurocs(
-                u, a, n, by_category, categories, normal_category, against_normal_videos=True
-            ),
-            replicates,
-        ),
+        "micro": micro_auroc(counts, a, n, multiplicities, pooled=pooled),
+        "within": within_auroc(counts, a, n, multiplicities),
+        "cross": cross_auroc(counts, a, n, multiplicities, pooled=pooled),
+        "macro": macro_auroc(counts, a, n, multiplicities),
+        **per_category,
     }
 
 
@@ -220,22 +279,42 @@ def one_bit_auroc(a: np.ndarray, n: np.ndarray) -> float:
 
 
 def average_precision(
-    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None
+    scores: np.ndarray,
+    labels: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    ascending: np.ndarray | None = None,
 ) -> float:
     """Frame AP as ``sklearn.metrics.average_precision_score``: Σ_k (R_k − R_{k−1})·P_k over
     the distinct score thresholds, highest first (no interpolation). ``weights`` counts each
-    entry that many times (runs of identical frames, see :func:`~.pairs.frame_runs`)."""
+    entry that many times (runs of identical frames, see :func:`~.pairs.frame_runs`);
+    ``ascending``: the scores' ascending order, when already known (within a tie the order does
+    not matter: only each tie's last cumulative count is read)."""
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels).astype(bool)
     weights = np.ones(scores.size) if weights is None else np.asarray(weights, dtype=np.float64)
     positives = weights[labels].sum()
     if positives == 0:
         return float("nan")
-    order = np.argsort(-scores, kind="stable")
-    sorted_scores = scores[order]
-    last_of_tie = np.r_[sorted_scores[1:] != sorted_scores[:-1], True]
-    true_positives = np.cumsum(weights[order] * labels[order])[last_of_tie]
-    predicted = np.cumsum(weights[order])[last_of_tie]
-    recall = true_positives / positives
-    precision = true_positives / predicted
-    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+    order = np.argsort(scores) if ascending is None else ascending
+    return float(_average_precision_descending(order, scores, labels, weights, positives))
+
+
+@compiled(error_model="numpy")
+def _average_precision_descending(order, scores, labels, weights, positives):  # type: ignore[no-untyped-def]
+    # the entries from the highest score down, read through ``order`` (ascending) rather than
+    # gathered: at the last entry of each tie, recall's step times the precision there
+    true_positives = 0.0
+    predicted = 0.0
+    recall_before = 0.0
+    total = 0.0
+    for position in range(order.size - 1, -1, -1):
+        entry = order[position]
+        predicted += weights[entry]
+        if labels[entry]:
+            true_positives += weights[entry]
+        if position == 0 or scores[order[position - 1]] != scores[entry]:
+            recall = true_positives / positives
+            total += (recall - recall_before) * (true_positives / predicted)
+            recall_before = recall
+    return total

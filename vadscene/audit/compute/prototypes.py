@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from vadscene.audit.compute import metrics
 from vadscene.audit.compute.bootstrap import percentile_interval
-from vadscene.audit.compute.pairs import pair_count_matrix
+from vadscene.audit.compute.pairs import pair_counts
 from vadscene.audit.io.features import Features
 from vadscene.benchmark.frames import GroundTruth
 
@@ -213,8 +213,12 @@ def audit_features(
             labels = ground_truth.labels & keep
             a = np.bincount(video_index, weights=labels, minlength=ground_truth.n_videos)
             n = np.bincount(video_index, weights=~ground_truth.labels & keep, minlength=a.size)
-            u = pair_count_matrix(
-                frame_scores[keep], ground_truth.labels[keep], video_index[keep], a.size
+            u = pair_counts(
+                frame_scores[keep],
+                ground_truth.labels[keep],
+                video_index[keep],
+                a.size,
+                replicates=2 * weights.shape[0],
             )
             values = metrics.all_granularities(
                 u,

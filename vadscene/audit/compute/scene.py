@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
 from vadscene.audit.compute.metrics import ratio_or_nan
+from vadscene.audit.compute.pairs import PairCounts
+from vadscene.core.kernels import compiled
 
 
 def bias_auroc(
@@ -41,7 +42,7 @@ def bias_auroc(
     return ratio_or_nan(wins, positive_counts.sum(1) * negative_counts.sum(1))
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def _bias_wins(positive_counts, negative_counts, order, below, at_or_below):  # type: ignore[no-untyped-def]
     # Compiled and free of the GIL: an audit runs this for every model × contrast × population
     # with B replicates, from all the model threads at once. Counts are whole numbers, so every
@@ -64,7 +65,7 @@ PAIR_TYPES = ("++", "--", "+-", "-+")
 
 
 def scene_conditioned(
-    u: np.ndarray, a: np.ndarray, n: np.ndarray, plus: np.ndarray, minus: np.ndarray
+    u: PairCounts, a: np.ndarray, n: np.ndarray, plus: np.ndarray, minus: np.ndarray
 ) -> tuple[dict[str, tuple[float, float]], float, float]:
     """Pair-type AUROCs and weights, AUC_ref and AUC_cond on one contrast's support (A S1.2).
 
@@ -75,6 +76,8 @@ def scene_conditioned(
     Returns ({pair type: (auroc, weight)}, AUC_ref, AUC_cond).
     """
     masks = {"+": plus.astype(np.float64), "-": minus.astype(np.float64)}
+    poles = np.where(plus, 0, np.where(minus, 1, -1))
+    sums = u.block_sums(np.ones((1, a.size)), poles, poles, (2, 2))[0]
     support = plus | minus
     total_pairs = float(a[support].sum() * n[support].sum())
     pairs: dict[str, tuple[float, float]] = {}
@@ -82,7 +85,8 @@ def scene_conditioned(
     for pair_type in PAIR_TYPES:
         rows, cols = masks[pair_type[0]], masks[pair_type[1]]
         count = float((rows @ a) * (cols @ n))
-        auroc = float(rows @ u @ cols) / count if count > 0 else float("nan")
+        pole_sum = sums["+-".index(pair_type[0]), "+-".index(pair_type[1])]
+        auroc = float(pole_sum) / count if count > 0 else float("nan")
         weight = count / total_pairs if total_pairs > 0 else float("nan")
         pairs[pair_type] = (float(auroc), weight)
         if count > 0:

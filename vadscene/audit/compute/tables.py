@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from vadscene.audit.compute.pairs import video_constant_pair_counts
+from vadscene.audit.compute.pairs import PairCounts, video_constant_counts
 
 
-def auca(u: np.ndarray, a: np.ndarray, n: np.ndarray) -> dict[str, float]:
+def auca(u: PairCounts, a: np.ndarray, n: np.ndarray) -> dict[str, float]:
     """AUCA, the cross-video mass it keeps and its maximum ([inside] Table 17).
 
     AUCA = micro AUROC over the frames of anomaly-containing videos S = {v: a_v > 0}:
@@ -23,14 +23,18 @@ def auca(u: np.ndarray, a: np.ndarray, n: np.ndarray) -> dict[str, float]:
     keep = a > 0
     a_s, n_s = a[keep], n[keep]
     pairs = float(a_s.sum() * n_s.sum())
-    oracle = video_constant_pair_counts(a_s / np.maximum(a_s + n_s, 1), a_s, n_s)
+    oracle = video_constant_counts(a_s / np.maximum(a_s + n_s, 1), a_s, n_s)
+    inside = np.where(keep, 0, -1)
+    kept_pairs = u.block_sums(np.ones((1, a.size)), inside, inside, (1, 1))[0, 0, 0]
     cross_all = float(a.sum() * n.sum() - (a * n).sum())
     return {
-        "auca": float(u[np.ix_(keep, keep)].sum() / pairs) if pairs else float("nan"),
+        "auca": float(kept_pairs / pairs) if pairs else float("nan"),
         "cross_mass_kept": (pairs - float((a_s * n_s).sum())) / cross_all
         if cross_all
         else float("nan"),
-        "max_auca": float(oracle.sum() / pairs) if pairs else float("nan"),
+        "max_auca": float(oracle.pooled(np.ones((1, a_s.size)))[0] / pairs)
+        if pairs
+        else float("nan"),
     }
 
 

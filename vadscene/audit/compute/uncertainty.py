@@ -13,13 +13,18 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Literal, NamedTuple
 
 import numpy as np
 
 from vadscene.audit.compute import metrics
-from vadscene.audit.compute.bootstrap import clustered_micro_covariance, obuchowski_residuals
-from vadscene.audit.compute.pairs import sorted_pair_counts
+from vadscene.audit.compute.bootstrap import (
+    VideoDraws,
+    clustered_micro_covariance,
+    obuchowski_residuals,
+)
+from vadscene.audit.compute.pairs import PairCounts, RectangularCounts, sorted_pair_counts
 
 CategoryBootstrap = Literal["stratified", "unstratified"]
 CATEGORY_BOOTSTRAPS: tuple[CategoryBootstrap, ...] = ("stratified", "unstratified")
@@ -45,26 +50,6 @@ FamilyScope = Literal["within_family", "cross_family"]
 # --- the per-category estimand ----------------------------------------------------------------
 
 
-def stratified_multiplicities(
-    strata: np.ndarray, replicates: int, rng: np.random.Generator
-) -> np.ndarray:
-    """(replicates, V) copy counts: the n_s videos of every stratum s are drawn uniformly with
-    replacement from that stratum, so each replicate holds exactly n_s copies of stratum s.
-
-    Strata are drawn in the order of their sorted names, one multinomial per stratum.
-    """
-    names, codes = np.unique(np.asarray(strata).astype(str), return_inverse=True)
-    counts = np.zeros((replicates, codes.size))
-    if replicates == 0:
-        return counts
-    for code in range(names.size):
-        members = np.flatnonzero(codes == code)
-        counts[:, members] = rng.multinomial(
-            members.size, np.full(members.size, 1.0 / members.size), size=replicates
-        )
-    return counts
-
-
 def replicates_missing_a_category(
     multiplicities: np.ndarray,
     a: np.ndarray,
@@ -86,26 +71,25 @@ def replicates_missing_a_category(
     return int(missing.sum())
 
 
-def category_multiplicities(
-    mode: CategoryBootstrap,
-    categories: np.ndarray,
-    resamples: np.ndarray,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """The draws the per-category granularities read: stratified by category (from ``rng``),
-    or the shared video ``resamples`` themselves (unstratified)."""
+def category_draws(
+    mode: CategoryBootstrap, categories: np.ndarray, resamples: VideoDraws
+) -> VideoDraws:
+    """The draws the per-category granularities read: within each category (their own seeds,
+    key 1 of the video stream), or the shared video ``resamples`` themselves (unstratified)."""
     if mode == "unstratified":
         return resamples
-    return stratified_multiplicities(categories, resamples.shape[0], rng)
+    _, strata = np.unique(np.asarray(categories).astype(str), return_inverse=True)
+    return replace(resamples, purpose=1, strata=strata)
 
 
 # --- Prob-AUC at three granularities ---------------------------------------------------------
 
 
 class SoftPairs(NamedTuple):
-    """Soft pair counts of one model: P (V × V) and each video's positive and negative mass."""
+    """Soft pair counts of one model: P (the rows of the videos with positive mass × V) and
+    each video's positive and negative mass."""
 
-    pairs: np.ndarray
+    pairs: RectangularCounts
     positive: np.ndarray  # Σ y over the video's frames
     negative: np.ndarray  # Σ (1 − y)
 
@@ -130,16 +114,19 @@ def soft_pair_counts(
     scores, y, video = scores[starts], y[starts], video[starts]
     positive, negative = length * y, length * (1.0 - y)
     rows, columns = positive > 0, negative > 0
+    row_videos = np.unique(video[rows])
+    rank = np.full(n_videos, -1, dtype=np.int64)
+    rank[row_videos] = np.arange(row_videos.size)
     entries = np.r_[scores[rows], scores[columns]]
     order = np.argsort(entries)  # ties form one group in the count: no stable sort needed
-    row = np.r_[video[rows], np.full(int(columns.sum()), -1)]
+    row = np.r_[rank[video[rows]], np.full(int(columns.sum()), -1)]
     column = np.r_[np.full(int(rows.sum()), -1), video[columns]]
     weight = np.r_[positive[rows], negative[columns]]
     pairs = sorted_pair_counts(
-        entries[order], row[order], column[order], weight[order], (n_videos, n_videos)
+        entries[order], row[order], column[order], weight[order], (row_videos.size, n_videos)
     )
     return SoftPairs(
-        pairs,
+        RectangularCounts(row_videos, pairs, n_videos),
         np.bincount(video, positive, minlength=n_videos),
         np.bincount(video, negative, minlength=n_videos),
     )
@@ -190,11 +177,11 @@ class ClusterTerms(NamedTuple):
     macro: np.ndarray  # AUC_v − macro on mixed videos
 
 
-def cluster_terms(u: np.ndarray, a: np.ndarray, n: np.ndarray) -> ClusterTerms:
+def cluster_terms(u: PairCounts, a: np.ndarray, n: np.ndarray) -> ClusterTerms:
     """The terms of one model's pair-count matrix ``u`` from which every clustered variance
     and covariance of :data:`CLUSTERED_GRANULARITIES` follows."""
     r10, r01 = obuchowski_residuals(u, a, n)
-    diagonal, pairs = np.diag(u), a * n
+    diagonal, pairs = u.diagonal(), a * n
     mixed = pairs > 0
     within = diagonal.sum() / pairs.sum() if mixed.any() else float("nan")
     per_video = metrics.per_video_auroc(u, a, n)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
-import pandas as pd
+if TYPE_CHECKING:  # only named in annotations: a report imports altair when it draws a chart
+    import altair as alt
+    import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -8,15 +8,35 @@ order, whatever subset of models a table holds.
 
 from __future__ import annotations
 
+import importlib
 import math
 import numbers
-from typing import Any, TypeGuard, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-import altair as alt
 import pandas as pd
 
 from vadscene.audit.compute.result import AuditResult
 from vadscene.audit.compute.tables import overlap_band
+
+
+class _OnFirstUse:
+    """A module imported when one of its names is first used, not when this module loads:
+    altair is a large import, and the helpers here (labels, orders, number tests) serve the
+    report's tables and the LaTeX export too, which draw no chart."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        module: ModuleType = importlib.import_module(self._name)
+        return getattr(module, attribute)
+
+
+if TYPE_CHECKING:
+    import altair as alt
+else:
+    alt = _OnFirstUse("altair")
 
 NULL_BAND: tuple[float, float] = (0.45, 0.55)
 """bias-AUC inside this band counts as practically unbiased (A §5.4: |b − 0.5| ≤ 0.05)."""
@@ -40,9 +60,9 @@ MAX_COMPOSITION_BARS = 500
 sorted order) as one bar each: a chart embeds every row (Altair refuses more than 5,000), and
 the 4,754 videos of XD-Violence would be bars under a pixel wide."""
 _LABEL_LIMIT = 340
-_Chart = TypeVar("_Chart", bound=alt.TopLevelMixin)
-_Channel = TypeVar("_Channel", alt.Facet, alt.Column)
-# Layers are combined by alt.LayerChart(layer=[...]): for layers without facet encodings it is
+_Chart = TypeVar("_Chart", "alt.Chart", "alt.LayerChart", "alt.FacetChart")
+_Channel = TypeVar("_Channel", "alt.Facet", "alt.Column")
+# Layers are combined by _layers (alt.LayerChart): for layers without facet encodings it is
 # what alt.layer(...) builds, and its type says so (alt.layer's admits a FacetChart).
 
 
@@ -124,9 +144,10 @@ def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChar
             )
         },
     )
-    chart = alt.LayerChart(
-        layer=[band, _chance_rule(alt.Chart(one_row), scale), points]
-    ).properties(
+    chart = _layers(
+        band,
+        _chance_rule(alt.Chart(one_row), scale),
+        points,
         width=560,
         # one sub-band per model: shrink them as models multiply so the chart stays on a page
         height=alt.Step(max(5, min(14, 96 // len(model_order(result))))),
@@ -179,15 +200,19 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
         .mark_rect(color=NORMAL_COLOUR, opacity=0.15)
         .encode(x=alt.X("band_low:Q", scale=scale), x2="band_high:Q")
     )
-    layered = alt.LayerChart(layer=[band, chance, points], data=data).properties(
-        width=380, height=alt.Step(26 if len(model_order(result)) <= 6 else 16)
+    layered = _layers(
+        band,
+        chance,
+        points,
+        data=data,
+        width=380,
+        height=alt.Step(26 if len(model_order(result)) <= 6 else 16),
     )
     chart = layered.facet(
         facet=_panel_header(
             [GRANULARITY_LABELS[g] for g in GRANULARITY_LABELS if g in present], alt.Facet
         ),
         columns=2,
-    ).properties(
         title=_title(
             "The same scores read under different pairing rules",
             "Only within and macro compare frames of the same video, i.e. test temporal "
@@ -195,7 +220,7 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
             + interval_words(
                 result, "Bars: 95 % video-bootstrap CI; shaded: where most intervals overlap."
             ),
-        )
+        ),
     )
     return _finish(chart)
 
@@ -233,12 +258,11 @@ def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
             f"w = {percent(w)} of anomalous–normal pairs are within-video, so perfect "
             f"localisation can raise micro by at most w/2 = {gain:.4f} AUROC.",
         )
-    layered = alt.LayerChart(layer=[bars, ci, labels], data=data).properties(
-        width=280, height=alt.Step(24)
-    )
+    layered = _layers(bars, ci, labels, data=data, width=280, height=alt.Step(24))
     chart = layered.facet(
-        column=_panel_header([GRANULARITY_LABELS[g] for g in parts], alt.Column)
-    ).properties(title=_title("How much of pooled AUROC is within-video?", *subtitle))
+        column=_panel_header([GRANULARITY_LABELS[g] for g in parts], alt.Column),
+        title=_title("How much of pooled AUROC is within-video?", *subtitle),
+    )
     return _finish(chart)
 
 
@@ -286,7 +310,9 @@ def _heatmap(pairs: pd.DataFrame, model: str) -> alt.LayerChart:
             "abs(datum.auroc - 0.5) > 0.3", alt.value("white"), alt.value("#212121")
         ),
     )
-    chart = alt.LayerChart(layer=[cells, text]).properties(
+    chart = _layers(
+        cells,
+        text,
         width=alt.Step(80),
         height=alt.Step(38),
         title=_title(
@@ -307,16 +333,17 @@ def scene_pair_heatmap_specs(result: AuditResult) -> dict[str, dict[str, Any]]:
     chart per model.
     """
     pairs = result.scene_pairs
-    models = [m for m in model_order(result) if m in set(pairs["model"])]
+    present = set(pairs["model"])
+    models = [m for m in model_order(result) if m in present]
     if not models:
         return {}
     template = _heatmap(pairs, models[0]).to_dict(validate=False)
     template.pop("datasets")
+    cells = _heatmap_cells(pairs)  # row by row, so every model's at once, split below
     specs = {}
     for model in models:
-        cells = _heatmap_cells(pairs[pairs["model"] == model])
         specs[model] = template | {
-            "data": alt.to_values(cells),  # as Altair inlines a DataFrame
+            "data": alt.to_values(cells[pairs["model"] == model]),  # as Altair inlines one
             "title": template["title"] | {"text": _heatmap_title(model)},
         }
     return specs
@@ -457,7 +484,30 @@ def _point_ci(
         **common,
         **(extra or {}),
     )
-    return alt.LayerChart(layer=[rule, point])
+    return _layers(rule, point)
+
+
+def _layers(
+    *layers: alt.Chart | alt.LayerChart, data: pd.DataFrame | None = None, **properties: Any
+) -> alt.LayerChart:
+    """``alt.LayerChart(layer=layers, data=data).properties(**properties)``, the same spec
+    without its copies.
+
+    Altair's constructor deep-copies every layer twice to merge their selection parameters and
+    lift their sizes, which these charts never have, and ``properties`` copies the chart
+    through that constructor again; that copying is most of the time a report spends on its
+    figures. What the constructor does to these charts is done here: data that every layer
+    shares (the same object) moves up to the layered chart.
+    """
+    chart = alt.LayerChart(**properties) if data is None else alt.LayerChart(data, **properties)
+    shared = layers[0].data
+    if data is None and shared is not alt.Undefined and all(c.data is shared for c in layers):
+        chart.data = shared
+        layers = tuple(c.copy(deep=False) for c in layers)
+        for layer in layers:
+            layer.data = alt.Undefined
+    chart.layer = list(layers)
+    return chart
 
 
 def _chance_rule(base: alt.Chart, scale: alt.Scale) -> alt.Chart:
@@ -508,14 +558,16 @@ def _finish(chart: _Chart) -> _Chart:
     its own width) would squeeze the plot behind the labels and legend, clip the titles, and
     draw nothing at all for a chart sized in steps per category.
     """
-    finished: _Chart = (
-        chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
-        .configure_axis(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT)
-        .configure_header(labelFontSize=13)
-        .configure_legend(labelFontSize=12, titleFontSize=12)
-        .configure_title(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12)
+    # Set in place: every chart here is built for this call alone, and copying a layered or
+    # faceted chart (what properties() and configure_*() do) deep-copies all its layers.
+    chart.autosize = alt.AutoSizeParams(type="pad", contains="padding")
+    chart.config = alt.Config(
+        axis=alt.AxisConfig(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT),
+        header=alt.HeaderConfig(labelFontSize=13),
+        legend=alt.LegendConfig(labelFontSize=12, titleFontSize=12),
+        title=alt.TitleConfig(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12),
     )
-    return finished
+    return chart
 
 
 NO_INTERVALS = "no bootstrap intervals were computed (B = 0)"
@@ -643,7 +695,9 @@ def definition_delta_chart(result: AuditResult) -> alt.LayerChart | None:
             ),
         ],
     )
-    chart = alt.LayerChart(layer=[zero, points]).properties(
+    chart = _layers(
+        zero,
+        points,
         width=420,
         height=alt.Step(14),
         title=_title(
@@ -703,18 +757,16 @@ def readout_chart(result: AuditResult) -> alt.FacetChart | None:
         )
     )
     chance = _chance_rule(alt.Chart(), scale)
-    layered = alt.LayerChart(layer=[chance, rule, point], data=data).properties(
-        width=300, height=alt.Step(20)
-    )
+    layered = _layers(chance, rule, point, data=data, width=300, height=alt.Step(20))
     chart = layered.facet(
-        facet=_panel_header([READOUT_LABELS[r] for r in READOUT_LABELS], alt.Facet), columns=3
-    ).properties(
+        facet=_panel_header([READOUT_LABELS[r] for r in READOUT_LABELS], alt.Facet),
+        columns=3,
         title=_title(
             "Is the anomaly in the representation, and does the head use it?",
             "Prototype readout of the features vs the model's own scores at the same "
             "granularity. Dashed: chance. "
             + interval_words(result, "Bars: 95 % video-bootstrap CI."),
-        )
+        ),
     )
     return _finish(chart)
 

@@ -24,7 +24,6 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
@@ -112,17 +111,6 @@ def latex_tables(result: AuditResult) -> dict[str, str]:
     if tables:
         files["tables.tex"] = _standalone(tables)
     return files
-
-
-def write_latex_tables(result: AuditResult, out_dir: Path | str) -> dict[str, Path]:
-    """Write :func:`latex_tables` into ``out_dir`` (created if missing); name → path."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for name, text in latex_tables(result).items():
-        (out_dir / name).write_text(text, encoding="utf-8")
-        written[name] = out_dir / name
-    return written
 
 
 def escape(text: object) -> str:

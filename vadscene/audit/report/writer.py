@@ -1,4 +1,5 @@
-"""Write an audit's report: JSON, one CSV per table, figures, Markdown and a self-contained HTML.
+"""Write an audit's report: JSON, one CSV per table, figures, Markdown, a self-contained HTML and,
+when asked, LaTeX tables.
 
 The Markdown and the HTML are rendered from one document
 (:func:`vadscene.audit.report.sections.build_document`), so the two files never say different
@@ -25,12 +26,13 @@ import pandas as pd
 
 from vadscene.audit.compute.result import AuditResult
 from vadscene.audit.report.html import render_html
+from vadscene.audit.report.latex import latex_tables
 from vadscene.audit.report.markdown import render_markdown
 from vadscene.audit.report.sections import build_document
 from vadscene.audit.report.sections_scene import bias_warnings
 from vadscene.audit.report.vega import figure_svg
 from vadscene.core.errors import VadsceneError
-from vadscene.core.files import atomic_write
+from vadscene.core.files import NewFolder, sync_folder
 
 __all__ = ["REPORT_STEPS", "bias_warnings", "check_report_folder", "write_report"]
 
@@ -43,6 +45,7 @@ def write_report(
     out_dir: Path,
     *,
     svg: bool = False,
+    latex: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Path]:
     """Write every report file into ``out_dir``, replacing the folder as a whole.
@@ -55,16 +58,25 @@ def write_report(
 
     The HTML draws its figures in the browser; ``svg=True`` also renders each one to
     ``figures/NAME.svg`` (an unchanged figure of the report being replaced is kept) and the
-    Markdown shows them. Returns file name (relative to ``out_dir``, e.g. ``"metrics.csv"``,
-    ``"figures/bias_dot_plot.vl.json"``) → path. ``progress`` is called with each step's name
-    (:data:`REPORT_STEPS`) before it runs.
+    Markdown shows them. ``latex=True`` adds the booktabs tables under ``latex/``
+    (:func:`~vadscene.audit.report.latex.latex_tables`). Returns file name (relative to
+    ``out_dir``, e.g. ``"metrics.csv"``, ``"figures/bias_dot_plot.vl.json"``) → path.
+    ``progress`` is called with each step's name (:data:`REPORT_STEPS`) before it runs.
     """
     out_dir = Path(out_dir)
     check_report_folder(out_dir)
     _remove_stale_runs(out_dir)
     staging = out_dir.parent / f".{out_dir.name}.{os.getpid()}.{uuid.uuid4().hex}.new"
     try:
-        written = _write_files(result, staging, progress, svg=svg, previous=out_dir)
+        with NewFolder(staging) as folder:
+            written = _write_files(result, folder, progress, svg=svg, latex=latex, previous=out_dir)
+            # Durability, in this order: every file's data and the staging folders' names
+            # (one sync per file, in one pass, and one per folder: NewFolder), then the
+            # renames, then the folder holding them. A file needs no temporary name or sync
+            # of its own, since no one reads the staging folder; but the rename may reach
+            # the disk only after the files it makes visible, or a power cut could leave a
+            # report of empty files.
+            folder.make_durable()
         _swap_in(staging, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -114,37 +126,36 @@ def _swap_in(staging: Path, out_dir: Path) -> None:
 
     Two renames, each atomic: the old folder steps aside, the new one takes its place. A
     reader sees the old report or the new one, never a mixture (between the renames, for an
-    instant, neither).
+    instant, neither). ``staging`` must already be durable (:meth:`NewFolder.make_durable`);
+    the folder holding both is synced once after the renames, so they survive a power cut.
     """
     if not out_dir.exists():
         staging.rename(out_dir)
+        sync_folder(out_dir.parent)
         return
     retired = staging.with_name(staging.name.removesuffix(".new") + ".old")
     out_dir.rename(retired)
     staging.rename(out_dir)
+    sync_folder(out_dir.parent)
     shutil.rmtree(retired, ignore_errors=True)
 
 
 def _write_files(
     result: AuditResult,
-    out_dir: Path,
+    folder: NewFolder,
     progress: Callable[[str], None] | None,
     *,
     svg: bool,
+    latex: bool,
     previous: Path,
 ) -> dict[str, Path]:
-    """Write every report file into ``out_dir`` (created if missing); file name → path.
-    ``previous`` is the report being replaced, whose unchanged SVG figures are kept."""
+    """Write every report file into the new ``folder``; file name → path. ``previous`` is the
+    report being replaced, whose unchanged SVG figures are kept."""
     step = progress or (lambda _name: None)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
 
     def write(name: str, text: str) -> None:
-        path = out_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
-        written[name] = path
+        written[name] = folder.write(name, text)
 
     step("json")
     write("report.json", result.to_json())
@@ -166,4 +177,7 @@ def _write_files(
     write("report.md", render_markdown(document, svg=svg))
     step("html")
     write("report.html", render_html(document, specs))
+    if latex:  # in the same folder, so they are replaced together with the report
+        for name, text in latex_tables(result).items():
+            write(f"latex/{name}", text)
     return written
