@@ -244,3 +244,15 @@ def test_runs_read_off_the_offsets_equal_the_runs_of_the_video_index() -> None:
     for mine, theirs in zip(actual, expected, strict=True):
         np.testing.assert_array_equal(mine, theirs)
         assert mine.dtype == theirs.dtype
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_memory_budget_counts_the_runs_the_engine_makes(shape: str) -> None:
+    from vadscene.audit.compute.budget import audit_shape
+
+    gt = shaped_benchmark(shape, 8)
+    models = [tied(gt, 20), tied(gt, 21).astype(np.float32)]
+    counted = audit_shape(gt.offsets, gt.labels, models, 10)
+    runs = [frame_runs(s, gt.labels, gt.video_index()) for s in models]
+    assert counted.runs == max(r.scores.size for r in runs)
+    assert counted.anomalous_runs == max(int(r.labels.sum()) for r in runs)

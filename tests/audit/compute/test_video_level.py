@@ -12,7 +12,12 @@ from support.dense_pairs import video_multiplicities
 from test_audit_engine import make_benchmark, tied_scores
 from test_controls_defined import mean_replaced
 
-from vadscene.audit.compute.controls import video_level_aurocs, video_level_rows, video_scores
+from vadscene.audit.compute.controls import (
+    video_level_aurocs,
+    video_level_counts,
+    video_level_rows,
+    video_scores,
+)
 from vadscene.audit.compute.engine import bootstrap_draws, run_audit
 from vadscene.audit.compute.pairs import frame_runs
 from vadscene.audit.io.scores import ModelScores
@@ -72,7 +77,10 @@ def test_bootstrap_interval_matches_weighted_sklearn_per_replicate() -> None:
     resamples = video_multiplicities(gt.n_videos, 300, np.random.default_rng(9))
     a = gt.anomalous_counts().astype(float)
     values = video_scores(frame_runs(scores, gt.labels, gt.video_index()), gt.n_videos)
-    replicates = {name: video_level_aurocs(values[name], a, resamples) for name in values}
+    replicates = {
+        name: video_level_aurocs(video_level_counts(values[name], a), a, resamples)
+        for name in values
+    }
     rows = {r["video_score"]: r for r in video_level_rows("m", None, values, a, replicates)}
     for name in ("max", "mean"):
         replicates = []

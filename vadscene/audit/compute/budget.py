@@ -17,6 +17,7 @@ import numpy as np
 
 from vadscene.audit.compute.bootstrap import replicate_spans
 from vadscene.audit.compute.pairs import RECTANGULAR_MAX_BYTES, pair_count_cost
+from vadscene.core.kernels import compiled
 
 DEFAULT_REPLICATE_MEMORY = 256 * 2**20
 """Bytes the draws of one block of bootstrap replicates may take (``replicate_memory``)."""
@@ -71,10 +72,8 @@ def audit_shape(
     runs, anomalous_runs = 0, 0
     for scores in model_scores:
         if scores.size:
-            first = np.ones(scores.size, dtype=bool)
-            first[1:] = boundary | (scores[1:] != scores[:-1])
-            runs = max(runs, int(np.count_nonzero(first)))
-            anomalous_runs = max(anomalous_runs, int(np.count_nonzero(first & labels)))
+            counted, anomalous_counted = _runs_counted(scores, labels, boundary)
+            runs, anomalous_runs = max(runs, counted), max(anomalous_runs, anomalous_counted)
     # the video of every anomalous frame: the last video starting at or before it
     anomalous = np.unique(np.searchsorted(offsets, np.flatnonzero(labels), side="right") - 1).size
     return AuditShape(
@@ -131,3 +130,18 @@ def keeps_rectangular(shape: AuditShape) -> bool:
         2 * shape.bootstrap + 1,
     )
     return method == "rectangular"
+
+
+@compiled()
+def _runs_counted(scores, labels, boundary):  # type: ignore[no-untyped-def]
+    # one pass, no frame-sized temporaries: the frames that start a run of equal score and
+    # label within a video (``boundary[i]``: frame i + 1 starts one whatever its score), and
+    # how many of them are anomalous
+    runs = 0
+    anomalous = 0
+    for i in range(scores.size):
+        if i == 0 or boundary[i - 1] or scores[i] != scores[i - 1]:
+            runs += 1
+            if labels[i]:
+                anomalous += 1
+    return runs, anomalous

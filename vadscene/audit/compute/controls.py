@@ -275,7 +275,8 @@ def video_level_rows(
     n_videos = a.size
     rows = []
     for name in VIDEO_SCORES:
-        estimate = video_level_aurocs(per_video[name], a, metrics.ones(n_videos))[0]
+        counts = video_level_counts(per_video[name], a)
+        estimate = video_level_aurocs(counts, a, metrics.ones(n_videos))[0]
         low, high = percentile_interval(replicates[name])
         rows.append(
             {
@@ -303,11 +304,17 @@ def video_scores(runs: FrameRuns, n_videos: int) -> dict[str, np.ndarray]:
     }
 
 
-def video_level_aurocs(values: np.ndarray, a: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
-    """Video-level AUROC per replicate: video label a_v > 0, score ``values``, a replicate's
-    copies of a video counting as that many videos."""
+def video_level_counts(values: np.ndarray, a: np.ndarray) -> PairCounts:
+    """The pair counts of the video level: each video one entry, labelled a_v > 0, scored
+    ``values`` (one sort of the V values)."""
     positive = (a > 0).astype(np.float64)
-    counts = video_constant_counts(values, positive, 1.0 - positive)
+    return video_constant_counts(values, positive, 1.0 - positive)
+
+
+def video_level_aurocs(counts: PairCounts, a: np.ndarray, multiplicities: np.ndarray) -> np.ndarray:
+    """Video-level AUROC per replicate from :func:`video_level_counts`, a replicate's copies
+    of a video counting as that many videos."""
+    positive = (a > 0).astype(np.float64)
     return metrics.micro_auroc(counts, positive, 1.0 - positive, multiplicities)
 
 

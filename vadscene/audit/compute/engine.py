@@ -115,12 +115,27 @@ class _Benchmark:
 
     def __init__(self, ground_truth: GroundTruth) -> None:
         self.gt = ground_truth
-        self.a = ground_truth.anomalous_counts().astype(np.float64)
-        self.n = ground_truth.frame_counts.astype(np.float64) - self.a
-        self.categories = np.array(ground_truth.categories, dtype=object)
-        self.ones = metrics.ones(ground_truth.n_videos)
-        self.videos = _Videos(self.a, self.n, self.categories, ground_truth.normal_category)
+        a = ground_truth.anomalous_counts().astype(np.float64)
+        self.videos = _Videos(
+            a,
+            ground_truth.frame_counts.astype(np.float64) - a,
+            np.array(ground_truth.categories, dtype=object),
+            ground_truth.normal_category,
+        )
         self.frames = _Frames(ground_truth.labels, ground_truth.offsets)
+        self.ones = metrics.ones(ground_truth.n_videos)
+
+    @property
+    def a(self) -> np.ndarray:
+        return self.videos.a
+
+    @property
+    def n(self) -> np.ndarray:
+        return self.videos.n
+
+    @property
+    def categories(self) -> np.ndarray:
+        return self.videos.categories
 
 
 def bootstrap_draws(
@@ -227,6 +242,7 @@ def run_audit(
     resamples, by_category = bootstrap_draws(
         seed, bench.categories, n_bootstrap, category_bootstrap
     )
+    spans = replicate_spans(n_bootstrap, ground_truth.n_videos, replicate_memory)
     runner = _runner(client)
     try:
         audited = _audit_models(
@@ -239,7 +255,7 @@ def run_audit(
             if interval_ap
             else None,
             runner=runner,
-            spans=replicate_spans(n_bootstrap, ground_truth.n_videos, replicate_memory),
+            spans=spans,
             method=pair_count_method,
             report=report,
         )
@@ -286,12 +302,7 @@ def run_audit(
             seed,
             audited.empty_contrasts,
             interval_ap_events=interval_ap_events if interval_ap else None,
-            category_bootstrap=_category_draws_stated(
-                bench,
-                category_bootstrap,
-                (resamples, by_category),
-                replicate_spans(n_bootstrap, ground_truth.n_videos, replicate_memory),
-            ),
+            category_bootstrap=_category_draws_stated(category_bootstrap, audited.missing),
             definition_scores=definition_scores,
             classes=classes,
             queries=queries,
@@ -534,6 +545,7 @@ class _ModelsAudited:
     replicates: dict[str, dict[str, np.ndarray]]
     empty_contrasts: list[str]
     terms: dict[str, uncertainty.ClusterTerms]
+    missing: tuple[int, int]  # replicates leaving a category out (:func:`block_missing`)
 
 
 def _audit_models(
@@ -568,7 +580,7 @@ def _audit_models(
         # both ways of counting read each kept replicate twice (shared and per-category draws)
         weighings = 2 * draws[0].replicates + 1
         scores = [runner.put(model.scores) for model in models]
-        counted = [runner.submit(count_model, frames, s, weighings, method) for s in scores]
+        counted = [runner.submit(count_model, videos, frames, s, weighings, method) for s in scores]
         contrasts, empty = (
             _contrast_draws(bench, scene, draws[0].replicates, *streams)
             if scene is not None
@@ -588,7 +600,7 @@ def _audit_models(
             )
             for model, model_scores, counts in zip(models, scores, counted, strict=True)
         ]
-        blocks = _replicate_blocks(runner, videos, counted, draws, spans) if models else []
+        blocks, missing = _replicate_blocks(runner, videos, counted, draws, spans)
         for done, (model, point) in enumerate(zip(models, points, strict=True), 1):
             audited = runner.gather([point])[0]
             model_replicates = _joined([block[done - 1] for block in blocks], audited.estimates)
@@ -607,7 +619,7 @@ def _audit_models(
                 )
             )
             report("models", done, len(models))
-    return _ModelsAudited(rows, estimates, replicates, empty, terms)
+    return _ModelsAudited(rows, estimates, replicates, empty, terms, missing)
 
 
 def _replicate_blocks(
@@ -616,19 +628,41 @@ def _replicate_blocks(
     counted: list[Any],
     draws: tuple[VideoDraws, VideoDraws],
     spans: list[tuple[int, int]],
-) -> list[list[dict[str, np.ndarray]]]:
+) -> tuple[list[list[dict[str, np.ndarray]]], tuple[int, int]]:
     """Per block of replicates (``spans``), every model's replicate values: each block drawn
     once, evaluated by every model (``counted``: their pair counts' handles), at most
-    :data:`BLOCKS_IN_FLIGHT` blocks at a time."""
-    done: list[list[dict[str, np.ndarray]]] = []
+    :data:`BLOCKS_IN_FLIGHT` blocks at a time; and the replicates that leave a category out
+    (:func:`block_missing`, summed over the blocks)."""
+    done: list[list[Any]] = []
     pending: list[list[Any]] = []
     for start, stop in spans:
         drawn = runner.submit(draw_block, draws, start, stop)
-        pending.append([runner.submit(replicate_block, videos, c, drawn) for c in counted])
+        pending.append(
+            [
+                runner.submit(block_missing, videos, drawn),
+                *(runner.submit(replicate_block, videos, c, drawn) for c in counted),
+            ]
+        )
         if len(pending) >= BLOCKS_IN_FLIGHT:
             done.append(runner.gather(pending.pop(0)))
     done.extend(runner.gather(block) for block in pending)
-    return done
+    missing = (sum(block[0][0] for block in done), sum(block[0][1] for block in done))
+    return [block[1:] for block in done], missing
+
+
+def block_missing(videos: _Videos, drawn: tuple[np.ndarray, np.ndarray]) -> tuple[int, int]:
+    """How many replicates of a drawn block (:func:`draw_block`) leave a category out, under
+    the shared draws and under the per-category draws."""
+    resamples, by_category = drawn
+
+    def missing(multiplicities: np.ndarray) -> int:
+        return uncertainty.replicates_missing_a_category(
+            multiplicities, videos.a, videos.n, videos.categories, videos.normal_category
+        )
+
+    unstratified = missing(resamples)
+    # unstratified, the per-category draws are the shared resamples: counted once
+    return unstratified, unstratified if by_category is resamples else missing(by_category)
 
 
 def draw_block(
@@ -798,29 +832,12 @@ def _prob_auc_table(
 
 
 def _category_draws_stated(
-    bench: _Benchmark,
-    mode: uncertainty.CategoryBootstrap,
-    draws: tuple[VideoDraws, VideoDraws],
-    spans: list[tuple[int, int]],
+    mode: uncertainty.CategoryBootstrap, missing: tuple[int, int]
 ) -> dict[str, object]:
     """The bootstrap conventions of the per-category granularities: which draws they read,
-    and how many replicates leave a category out — under the unstratified draws always (what
-    the stratified ones avoid) and under the draws used."""
-
-    def missing(replicates: VideoDraws) -> int:
-        return sum(
-            uncertainty.replicates_missing_a_category(
-                replicates.block(start, stop),
-                bench.a,
-                bench.n,
-                bench.categories,
-                bench.gt.normal_category,
-            )
-            for start, stop in spans
-        )
-
-    resamples, by_category = draws
-    unstratified = missing(resamples)
+    and how many replicates leave a category out (``missing``, :func:`block_missing` summed
+    over the blocks) — under the unstratified draws always (what the stratified ones avoid)
+    and under the draws used."""
     resampling = (
         "stratified: videos with replacement within each category (every category in every "
         "replicate), the same draws for every model"
@@ -831,11 +848,8 @@ def _category_draws_stated(
     return {
         "category_resampling": f"{resampling}; read by per_category, category_vs_normal, the "
         "per-category Prob-AUC and the per-category prototype readout",
-        "replicates_missing_a_category_unstratified": unstratified,
-        # unstratified, the per-category draws are the shared resamples: counted once
-        "replicates_missing_a_category": (
-            unstratified if by_category is resamples else missing(by_category)
-        ),
+        "replicates_missing_a_category_unstratified": missing[0],
+        "replicates_missing_a_category": missing[1],
     }
 
 
@@ -888,21 +902,25 @@ class ModelCounts:
     order: np.ndarray  # the runs' ascending score order
     pairs: PairCounts
     video_scores: dict[str, np.ndarray]  # the video-level scores (max, mean) per video
+    video_counts: dict[str, PairCounts]  # their pair counts, videos against videos
 
 
 def count_model(
-    frames: _Frames, scores: np.ndarray, weighings: int, method: str = "auto"
+    videos: _Videos, frames: _Frames, scores: np.ndarray, weighings: int, method: str = "auto"
 ) -> ModelCounts:
     """The runs and pair counts of one model's frame scores, kept by ``method`` (``auto``: the
-    cheaper way for ``weighings`` evaluations, :func:`.pairs.pair_counts_of_runs`)."""
+    cheaper way for ``weighings`` evaluations, :func:`.pairs.pair_counts_of_runs`), and those
+    of its video-level scores (sorted once here, read by every block of replicates)."""
     runs = runs_of_videos(scores, frames.labels, frames.offsets)
     n_videos = frames.offsets.size - 1
     order = ascending_order(runs.scores)  # sorted once: for the pair counts, AP, the controls
+    per_video = controls.video_scores(runs, n_videos)
     return ModelCounts(
         runs,
         order,
         pair_counts_of_runs(runs, n_videos, replicates=weighings, method=method, order=order),
-        controls.video_scores(runs, n_videos),
+        per_video,
+        {name: controls.video_level_counts(values, videos.a) for name, values in per_video.items()},
     )
 
 
@@ -915,7 +933,7 @@ def replicate_block(
     values = videos.granularities(counts.pairs, resamples, by_category)
     for name in controls.VIDEO_SCORES:
         values[f"video_{name}"] = controls.video_level_aurocs(
-            counts.video_scores[name], videos.a, resamples
+            counts.video_counts[name], videos.a, resamples
         )
     return values
 
