@@ -314,8 +314,8 @@ for chart in (
     figures.definition_delta_chart(result),
     figures.readout_chart(result),
 ):
-    if chart is not None:
-        st.altair_chart(chart, width="content")
+    if chart is not None:  # a Vega-Lite spec (the report's figures), drawn at its own size
+        st.vega_lite_chart(spec=chart, width="content")
 for name in (
     "metrics",
     "controls",

@@ -6,8 +6,10 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
+from altair.vegalite.v6.schema import load_schema
 from browser import chromium_page
 from helpers import ARTIFACTS, copy_demo
 from sklearn.metrics import roc_auc_score
@@ -210,3 +212,7 @@ def test_demo_probes_show_definition_following_and_the_readout(demo: Path, tmp_p
     }
     markdown = (out / "report.md").read_text()
     assert "## Definition following" in markdown and "## Representation readout" in markdown
+    # the probes' figures (which the report-writer tests' tables have none of) are valid Vega-Lite
+    schema = load_schema()
+    for name in ("d5_decomposition", "definition_delta", "readout"):
+        jsonschema.validate(json.loads((out / "figures" / f"{name}.vl.json").read_text()), schema)

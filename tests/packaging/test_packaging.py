@@ -86,10 +86,8 @@ def test_declared_dependencies_are_what_the_package_imports() -> None:
     imported = _third_party_imports()
     assert imported <= DISTRIBUTIONS.keys(), f"unmapped imports: {imported - DISTRIBUTIONS.keys()}"
     needed = {DISTRIBUTIONS[name] for name in imported}
-    # Declared without an import: pyarrow is pandas' engine for read_parquet (Parquet score
-    # and ground-truth tables). Imported but optional: distributed (vadscene[dask]) and
-    # vl-convert-python (vadscene[svg]).
-    assert runtime == (needed - {"distributed", "vl-convert-python"}) | {"pyarrow"}
+    # Imported but optional: distributed (vadscene[dask]) and vl-convert-python (vadscene[svg]).
+    assert runtime == needed - {"distributed", "vl-convert-python"}
     assert dask == {"distributed"}
     assert svg == {"vl-convert-python"}
     assert "hypothesis" not in runtime and "pytest" not in runtime

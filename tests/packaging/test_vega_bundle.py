@@ -10,6 +10,7 @@ import sys
 import altair as alt
 import pytest
 
+from vadscene.audit.report import figures
 from vadscene.audit.report.vega import BUNDLE, VEGA_LITE, vega_bundle
 
 HEADER = re.compile(
@@ -35,6 +36,13 @@ def test_the_bundle_draws_the_vega_lite_release_altair_writes() -> None:
     assert f'="{header["vega_lite"]}"' in body and f'="{header["vega"]}"' in body
     assert body.endswith("window.vegaEmbed=$t6;window.vega=__default;window.vegaLite=__default1;")
     assert (BUNDLE.parent / "vega-bundle-licenses.txt").is_file()
+
+
+def test_the_figures_are_written_for_the_release_the_bundle_draws() -> None:
+    # and for the schema the tests validate them against (Altair's)
+    assert figures.VEGA_LITE_SCHEMA == alt.SCHEMA_URL
+    release = re.search(r"/v(\d+\.\d+)\.\d+\.json$", figures.VEGA_LITE_SCHEMA)
+    assert release and release[1] == VEGA_LITE
 
 
 def test_the_bundle_is_what_vl_convert_makes() -> None:

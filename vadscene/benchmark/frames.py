@@ -58,12 +58,15 @@ def numeric_scores(
 
 
 def _refuse_inexact_integers(values: Sequence[int] | np.ndarray, where: str, unit: str) -> None:
-    too_large = [i for i, v in enumerate(values) if abs(int(v)) > EXACT_INTEGER_LIMIT]
-    if too_large:
-        i = too_large[0]
+    if isinstance(values, np.ndarray):  # machine integers: compared as arrays, without abs()
+        too_large = np.flatnonzero((values > EXACT_INTEGER_LIMIT) | (values < -EXACT_INTEGER_LIMIT))
+    else:  # Python integers of any size
+        too_large = np.array([i for i, v in enumerate(values) if abs(v) > EXACT_INTEGER_LIMIT])
+    if too_large.size:
+        i = int(too_large[0])
         raise AuditInputError(
             f"{where}: integer score {int(values[i])} at {unit} {i} is beyond ±2⁵³ and cannot "
-            f"be held exactly as float64 ({len(too_large)} such scores); rescale the scores"
+            f"be held exactly as float64 ({too_large.size} such scores); rescale the scores"
         )
 
 

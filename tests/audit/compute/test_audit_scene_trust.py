@@ -17,7 +17,7 @@ from sklearn.metrics import roc_auc_score
 
 from vadscene.audit import load_ground_truth, run_audit
 from vadscene.audit.compute.engine import MIN_POLE_SUPPORT
-from vadscene.audit.compute.scene import holm_adjusted, permutation_p_value
+from vadscene.audit.compute.scene import holm_adjusted, midranks, permutation_p_value
 from vadscene.audit.io.scene_labels import SceneContrast, SceneLabels
 from vadscene.audit.io.scores import ModelScores
 from vadscene.audit.report.writer import write_report
@@ -142,6 +142,13 @@ def test_permutation_p_value_equals_a_brute_force_loop() -> None:
     observed = abs(auc(positive) - 0.5)
     extreme = sum(abs(auc(m) - 0.5) >= observed - 1e-12 for m in permuted)
     assert permutation_p_value(values, positive, permuted) == (1 + extreme) / 301
+
+
+def test_midranks_are_scipys_average_ranks_on_tied_values() -> None:
+    rng = np.random.default_rng(8)
+    for size in (1, 2, 7, 60):
+        values = np.round(rng.random(size) * 4) / 4  # many ties
+        np.testing.assert_array_equal(midranks(values), stats.rankdata(values, method="average"))
 
 
 def test_holm_adjustment_matches_a_hand_worked_case() -> None:

@@ -9,6 +9,8 @@ anomalous (some wholly).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,6 +105,44 @@ def test_block_sums_and_video_sums_equal_the_dense_matrix(shape: str, seed: int)
         )
         for mine, theirs in zip(counts.video_sums(), dense.video_sums(), strict=True):
             np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("normal", [3, -1])  # the Normal code, or no Normal category
+def test_the_category_blocks_and_the_granularity_sums_are_the_dense_matrix_blocks(
+    shape: str, normal: int
+) -> None:
+    gt = shaped_benchmark(shape, 6)
+    scores = tied(gt, 6)
+    video = gt.video_index()
+    dense = brute_u(scores, gt.labels, video, gt.n_videos)
+    codes = np.unique(np.asarray(gt.categories), return_inverse=True)[1]  # Normal is code 3
+    rng = np.random.default_rng(6)
+    shared, by_category = (rng.integers(0, 4, (5, gt.n_videos)).astype(float) for _ in "ab")
+    # S[r, c, d] by loops over the videos of the dense U
+    blocks = np.zeros((5, 4, 4))
+    for r, u, v in itertools.product(range(5), range(gt.n_videos), range(gt.n_videos)):
+        blocks[r, codes[u], codes[v]] += by_category[r, u] * by_category[r, v] * dense[u, v]
+    same = blocks[:, range(4), range(4)]
+    beside = blocks[:, :, normal] if normal >= 0 else np.zeros((5, 4))
+    pooled = [shared[r] @ dense @ shared[r] for r in range(5)]
+    for method in METHODS:
+        counts = pair_counts(scores, gt.labels, video, gt.n_videos, method=method)
+        for got, expected in zip(
+            counts.category_blocks(by_category, codes, 4, normal), (same, beside), strict=True
+        ):
+            np.testing.assert_array_equal(got, expected)
+        for got, expected in zip(
+            counts.granularity_sums(shared, by_category, codes, 4, normal),
+            (pooled, same, beside),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(got, expected)
+        unstratified = counts.granularity_sums(shared, shared, codes, 4, normal)
+        np.testing.assert_array_equal(unstratified[0], pooled)
+        np.testing.assert_array_equal(
+            unstratified[1:], counts.category_blocks(shared, codes, 4, normal)
+        )
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -380,14 +380,44 @@ def test_every_figure_spec_is_valid_vega_lite(report: dict[str, Path]):
         jsonschema.validate(json.loads(report[name].read_text()), schema)
 
 
-def test_each_heatmap_spec_is_what_altair_builds_for_that_model(scored: AuditResult):
-    """The report's heatmaps reuse the first one's spec; each must equal Altair's own."""
+def test_each_model_has_its_own_valid_heatmap_spec(scored: AuditResult):
+    """The report's heatmaps, one per model: valid Vega-Lite, each the model's own heatmap,
+    titled with it and drawing its rows only."""
+    schema = load_schema()
     specs = figures.scene_pair_heatmap_specs(scored)
     assert list(specs) == list(MODELS)
     for model, spec in specs.items():
-        built = figures.scene_pair_heatmap(scored, model).to_dict()
-        (rows,) = built.pop("datasets").values()
-        assert spec == built | {"data": {"values": rows}}, model
+        jsonschema.validate(spec, schema)
+        assert spec == figures.scene_pair_heatmap(scored, model), model
+        assert spec["title"]["text"] == f"{model}: AUROC by scene pair type"
+        assert len(spec["data"]["values"]) == (scored.scene_pairs["model"] == model).sum()
+
+
+CHARTS = (
+    figures.bias_dot_plot,
+    lambda result: figures.bias_dot_plot(result, "leak_free"),
+    figures.granularity_forest_plot,
+    figures.decomposition_bars,
+    figures.scene_pair_heatmap,
+    figures.composition_chart,
+    figures.d5_decomposition_chart,
+    figures.definition_delta_chart,
+    figures.readout_chart,
+    figures.interval_ap_chart,
+    figures.support_chart,
+)
+"""Every public chart function, as the report and the app call them."""
+
+
+def test_every_figure_dict_is_valid_vega_lite(scored: AuditResult, gt_only: AuditResult):
+    """What the app draws (the figures' dicts, not the report's files) is valid Vega-Lite too,
+    and strict JSON: a NaN would make the browser refuse the whole spec."""
+    schema = load_schema()
+    specs = [spec for result in (scored, gt_only) for build in CHARTS if (spec := build(result))]
+    assert len(specs) == 8  # scored: 7 (no probes, no interval AP); gt_only: the composition
+    for spec in specs:
+        jsonschema.validate(spec, schema)
+        json.dumps(spec, allow_nan=False)
 
 
 def test_html_has_contents_and_formatted_metrics(report: dict[str, Path]):
@@ -520,7 +550,7 @@ def _mark(unit: dict) -> str:
 
 
 def test_bias_dot_plot_encodings(scored: AuditResult):
-    spec = figures.bias_dot_plot(scored).to_dict()
+    spec = figures.bias_dot_plot(scored)
     units = _layers(spec)
 
     band = next(u for u in units if _mark(u) == "rect")
@@ -552,14 +582,14 @@ def test_model_colours_are_shared_across_figures(scored: AuditResult):
     ):
         colours = [
             u["encoding"]["color"]
-            for u in _layers(build(scored).to_dict())
+            for u in _layers(build(scored))
             if "color" in u.get("encoding", {})
         ]
         assert colours and all(c["scale"]["domain"] == list(MODELS) for c in colours), build
 
 
 def test_forest_plot_has_a_panel_per_granularity(scored: AuditResult):
-    spec = figures.granularity_forest_plot(scored).to_dict()
+    spec = figures.granularity_forest_plot(scored)
     assert spec["facet"]["field"] == "panel"
     assert spec["facet"]["sort"] == list(figures.GRANULARITY_LABELS.values())
     point = next(u for u in _layers(spec) if _mark(u) == "point")
@@ -568,7 +598,7 @@ def test_forest_plot_has_a_panel_per_granularity(scored: AuditResult):
 
 
 def test_decomposition_bars_title_states_w(scored: AuditResult):
-    spec = figures.decomposition_bars(scored).to_dict()
+    spec = figures.decomposition_bars(scored)
     subtitle = " ".join(spec["title"]["subtitle"])
     assert "w = 14.7 % of anomalous–normal pairs are within-video" in subtitle
     assert "w/2 = 0.0736" in subtitle
@@ -578,19 +608,19 @@ def test_decomposition_bars_title_states_w(scored: AuditResult):
 
 
 def test_scene_pair_heatmap_defaults_to_first_model(scored: AuditResult):
-    spec = figures.scene_pair_heatmap(scored).to_dict()
+    spec = figures.scene_pair_heatmap(scored)
     assert spec["title"]["text"].startswith("RTFM")
     rect = next(u for u in _layers(spec) if _mark(u) == "rect")
     assert rect["encoding"]["x"]["sort"] == ["⊕⊕", "⊖⊖", "⊕⊖", "⊖⊕"]
     assert rect["encoding"]["color"]["scale"]["domainMid"] == 0.5
-    other = figures.scene_pair_heatmap(scored, "VadCLIP").to_dict()
+    other = figures.scene_pair_heatmap(scored, "VadCLIP")
     assert other["title"]["text"].startswith("VadCLIP")
     with pytest.raises(ValueError, match="Unknown"):
         figures.scene_pair_heatmap(scored, "Unknown")
 
 
 def test_composition_chart_sorts_videos_by_anomalous_fraction(scored: AuditResult):
-    spec = figures.composition_chart(scored).to_dict()
+    spec = figures.composition_chart(scored)
     assert spec["encoding"]["x"]["sort"][:3] == ["Arson002", "Robbery003", "Abuse001"]
     assert spec["encoding"]["y"]["stack"] == "zero"
     assert "3 of 6 videos" in spec["title"]["subtitle"][0]

@@ -136,12 +136,13 @@ def keeps_rectangular(shape: AuditShape) -> bool:
 def _runs_counted(scores, labels, boundary):  # type: ignore[no-untyped-def]
     # one pass, no frame-sized temporaries: the frames that start a run of equal score and
     # label within a video (``boundary[i]``: frame i + 1 starts one whatever its score), and
-    # how many of them are anomalous
-    runs = 0
-    anomalous = 0
-    for i in range(scores.size):
-        if i == 0 or boundary[i - 1] or scores[i] != scores[i - 1]:
-            runs += 1
-            if labels[i]:
-                anomalous += 1
+    # how many of them are anomalous; without branches, which the compiler vectorises
+    if scores.size == 0:
+        return 0, 0
+    runs = 1
+    anomalous = 1 if labels[0] else 0
+    for i in range(1, scores.size):
+        starts = boundary[i - 1] | (scores[i] != scores[i - 1])
+        runs += starts
+        anomalous += starts & labels[i]
     return runs, anomalous

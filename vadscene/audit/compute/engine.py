@@ -17,7 +17,12 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from vadscene.audit.compute import controls, intervals, metrics, tables, uncertainty
-from vadscene.audit.compute.bootstrap import VideoDraws, percentile_interval, replicate_spans
+from vadscene.audit.compute.bootstrap import (
+    VideoDraws,
+    percentile_interval,
+    replicate_spans,
+    uniform_copy_counts,
+)
 from vadscene.audit.compute.budget import (
     BLOCKS_IN_FLIGHT,
     DEFAULT_REPLICATE_MEMORY,
@@ -989,7 +994,7 @@ def model_point(
 
 def _per_category(videos: _Videos, model: str, u: PairCounts) -> list[dict]:
     ones = metrics.ones(videos.n_videos)
-    sums = metrics.category_pair_sums(u, ones, videos.categories)  # one sweep for both
+    blocks = metrics.category_blocks(u, ones, videos.categories, videos.normal_category)
     same, versus_normal = (
         metrics.category_aurocs(
             u,
@@ -999,7 +1004,7 @@ def _per_category(videos: _Videos, model: str, u: PairCounts) -> list[dict]:
             videos.categories,
             videos.normal_category,
             against_normal_videos=against,
-            sums=sums,
+            blocks=blocks,  # one sweep for both
         )
         for against in (False, True)
     )
@@ -1093,11 +1098,9 @@ def _population_draws(
     permutation_rng: np.random.Generator,
 ) -> _PopulationDraws:
     sizes = int(plus.sum()), int(minus.sum())
+    replicates = n_bootstrap if all(sizes) else 0
     plus_counts, minus_counts = (
-        bootstrap_rng.multinomial(size, np.full(size, 1 / size), size=n_bootstrap).astype(float)
-        if size and all(sizes) and n_bootstrap
-        else np.zeros((0, size))
-        for size in sizes
+        uniform_copy_counts(bootstrap_rng, size, replicates) for size in sizes
     )
     support_is_plus = plus[plus | minus]
     permuted = permutation_rng.permuted(np.tile(support_is_plus, (n_bootstrap, 1)), axis=1)
@@ -1114,6 +1117,8 @@ def _scene_rows(
 ) -> None:
     """Bias-AUC in both populations (A §4; docs/metrics.md) and scene-conditioned AUC
     (A S1.2) of one model (name, family) on every contrast."""
+    if not contrasts:  # no scene labels: nothing to read the normal-footage means
+        return
     name, family = model
     means = metrics.video_means(
         runs.scores, runs.video, videos.n_videos, weights=runs.weight, mask=~runs.labels

@@ -128,17 +128,19 @@ def category_aurocs(
     normal_category: str,
     *,
     against_normal_videos: bool,
-    sums: np.ndarray | None = None,
+    blocks: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per anomaly category c ≠ Normal, one AUROC per replicate, from blocks of U.
 
     Same-category (A Eq. 2): anomalous frames of c vs normal frames of c, both from videos of
     category c. With ``against_normal_videos`` (the common variant, reported apart): the
-    normal frames of c's videos plus every frame of the Normal videos. ``sums``: the
-    :func:`category_pair_sums` of these multiplicities, when already computed.
+    normal frames of c's videos plus every frame of the Normal videos. ``blocks``: the
+    :func:`category_blocks` of these multiplicities, when already computed.
     """
     return _category_aurocs(
-        category_pair_sums(counts, multiplicities, categories) if sums is None else sums,
+        category_blocks(counts, multiplicities, categories, normal_category)
+        if blocks is None
+        else blocks,
         a,
         n,
         multiplicities,
@@ -148,17 +150,25 @@ def category_aurocs(
     )
 
 
-def category_pair_sums(
-    counts: PairCounts, multiplicities: np.ndarray, categories: np.ndarray
-) -> np.ndarray:
-    """S[r, c, d] = Σ_{u ∈ c} Σ_{v ∈ d} k_u k_v U[u, v] over the sorted category names: the one
-    product both per-category variants read."""
+def category_blocks(
+    counts: PairCounts, multiplicities: np.ndarray, categories: np.ndarray, normal_category: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Over the sorted category names, S[r, c, c] and S[r, c, Normal] with S[r, c, d] =
+    Σ_{u ∈ c} Σ_{v ∈ d} k_u k_v U[u, v]: the blocks both per-category variants read."""
     names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
-    return counts.block_sums(multiplicities, codes, codes, (names.size, names.size))
+    return counts.category_blocks(
+        multiplicities, codes, names.size, _code_of(names, normal_category)
+    )
+
+
+def _code_of(names: np.ndarray, name: str) -> int:
+    """The code of ``name`` among the sorted ``names``; −1 if absent."""
+    found = np.flatnonzero(names == name)
+    return int(found[0]) if found.size else -1
 
 
 def _category_aurocs(
-    sums: np.ndarray,
+    blocks: tuple[np.ndarray, np.ndarray],
     a: np.ndarray,
     n: np.ndarray,
     multiplicities: np.ndarray,
@@ -167,23 +177,24 @@ def _category_aurocs(
     *,
     against_normal_videos: bool,
 ) -> dict[str, np.ndarray]:
+    same, beside_normal = blocks
     names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
-    normal = np.flatnonzero(names == normal_category)
-    is_normal = codes == normal[0] if normal.size else np.zeros(codes.size, dtype=bool)
+    normal = _code_of(names, normal_category)
+    # every category's anomalous and normal frames per replicate, in one product each
+    member = np.zeros((codes.size, names.size))
+    member[np.arange(codes.size), codes] = 1.0
+    anomalous, normal_frames = (
+        multiplicities @ (member * a[:, None]),
+        multiplicities @ (member * n[:, None]),
+    )
     aurocs = {}
     for c, name in enumerate(names):
-        if name == normal_category:
+        if c == normal:
             continue
-        member = codes == c
-        pairs = sums[:, c, c].copy()
-        columns = member
-        if against_normal_videos and normal.size:
-            pairs += sums[:, c, normal[0]]
-            columns = member | is_normal
-        denominator = (multiplicities[:, member] @ a[member]) * (
-            multiplicities[:, columns] @ n[columns]
-        )
-        aurocs[str(name)] = ratio_or_nan(pairs, denominator)
+        pairs, negatives = same[:, c], normal_frames[:, c]
+        if against_normal_videos and normal >= 0:
+            pairs, negatives = pairs + beside_normal[:, c], negatives + normal_frames[:, normal]
+        aurocs[str(name)] = ratio_or_nan(pairs, anomalous[:, c] * negatives)
     return aurocs
 
 
@@ -212,18 +223,14 @@ def all_granularities(
     replicates stratified by category (docs/metrics.md, "The per-category estimand")."""
     by_category = multiplicities if by_category is None else by_category
     replicates = by_category.shape[0]
-    # every video is in a category, so a draw's whole category product is its pooled sum: one
-    # pass over the counts gives both, for the shared draws and the per-category ones at once
-    if by_category is multiplicities:
-        sums = category_pair_sums(counts, by_category, categories)
-        pooled = sums.sum((1, 2))
-    else:
-        both = category_pair_sums(counts, np.concatenate([multiplicities, by_category]), categories)
-        pooled, sums = both[: multiplicities.shape[0]].sum((1, 2)), both[multiplicities.shape[0] :]
+    names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
+    pooled, *blocks = counts.granularity_sums(
+        multiplicities, by_category, codes, names.size, _code_of(names, normal_category)
+    )
     per_category = {
         name: mean_over_categories(
             _category_aurocs(
-                sums,
+                (blocks[0], blocks[1]),
                 a,
                 n,
                 by_category,

@@ -154,8 +154,50 @@ class PairCounts(ABC):
         everyone = np.zeros(self.n_videos, dtype=np.intp)
         return self.block_sums(multiplicities, everyone, everyone, (1, 1))[:, 0, 0]
 
+    def category_blocks(
+        self, multiplicities: np.ndarray, codes: np.ndarray, n_codes: int, normal: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The blocks of :meth:`block_sums` (``codes`` grouping both rows and columns) that the
+        per-category AUROCs read: S[r, c, c] and S[r, c, normal] (zeros when ``normal`` is
+        −1, no such code), each (R, n_codes)."""
+        return _same_and_beside(
+            self.block_sums(multiplicities, codes, codes, (n_codes, n_codes)), normal
+        )
+
+    def granularity_sums(
+        self,
+        shared: np.ndarray,
+        by_category: np.ndarray,
+        codes: np.ndarray,
+        n_codes: int,
+        normal: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`pooled` of the ``shared`` multiplicities and :meth:`category_blocks` of the
+        ``by_category`` ones (the same array, or other draws of the same videos).
+
+        Here one pass of :meth:`block_sums` over both at once, for counts whose cost is per
+        pass (the sweep): every video has a code, so a replicate's blocks add up to its
+        pooled count.
+        """
+        if by_category is shared:
+            blocks = self.block_sums(shared, codes, codes, (n_codes, n_codes))
+            return blocks.sum((1, 2)), *_same_and_beside(blocks, normal)
+        both = self.block_sums(
+            np.concatenate([shared, by_category]), codes, codes, (n_codes, n_codes)
+        )
+        split = shared.shape[0]
+        return both[:split].sum((1, 2)), *_same_and_beside(both[split:], normal)
+
     def diagonal(self) -> np.ndarray:
         return self.video_sums()[0]
+
+
+def _same_and_beside(blocks: np.ndarray, column: int) -> tuple[np.ndarray, np.ndarray]:
+    """The diagonal blocks S[r, c, c] and the column S[r, c, column] (zeros for −1) of block
+    sums (R, C, C)."""
+    diagonal = np.arange(blocks.shape[1])
+    beside = blocks[:, :, column] if column >= 0 else np.zeros(blocks.shape[:2])
+    return blocks[:, diagonal, diagonal], beside
 
 
 class RectangularCounts(PairCounts):
@@ -186,6 +228,46 @@ class RectangularCounts(PairCounts):
             per_row = k[:, columns] @ self.matrix[:, columns].T
             sums[:, :, j] = (per_row * row_weights) @ member
         return sums
+
+    def pooled(self, multiplicities: np.ndarray) -> np.ndarray:
+        # one product over all columns: Σ_u k_u (Σ_v k_v U[u, v])
+        k = np.asarray(multiplicities, dtype=np.float64)
+        pooled: np.ndarray = np.einsum("ru,ru->r", k @ self.matrix.T, k[:, self.rows])
+        return pooled
+
+    def category_blocks(
+        self, multiplicities: np.ndarray, codes: np.ndarray, n_codes: int, normal: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        # Only the blocks asked for: the Normal columns against every row in one product, and
+        # each category's own rows against its own columns — not every (row, column) code pair.
+        k = np.asarray(multiplicities, dtype=np.float64)
+        same, beside = np.zeros((k.shape[0], n_codes)), np.zeros((k.shape[0], n_codes))
+        row_codes = codes[self.rows]
+        row_weights = k[:, self.rows]
+        if normal >= 0:
+            columns = np.flatnonzero(codes == normal)
+            per_row = k[:, columns] @ self.matrix[:, columns].T
+            per_row *= row_weights
+            member = np.zeros((self.rows.size, n_codes))
+            member[np.arange(self.rows.size), row_codes] = 1.0
+            beside = per_row @ member
+        for code in np.unique(row_codes):
+            rows = np.flatnonzero(row_codes == code)
+            columns = np.flatnonzero(codes == code)
+            per_row = k[:, columns] @ self.matrix[np.ix_(rows, columns)].T
+            same[:, code] = np.einsum("ru,ru->r", per_row, row_weights[:, rows])
+        return same, beside
+
+    def granularity_sums(
+        self,
+        shared: np.ndarray,
+        by_category: np.ndarray,
+        codes: np.ndarray,
+        n_codes: int,
+        normal: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # two products of their own beat one over every block of both
+        return self.pooled(shared), *self.category_blocks(by_category, codes, n_codes, normal)
 
     @cached_property
     def _video_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,14 +340,11 @@ class SweptCounts(PairCounts):
             k = np.ascontiguousarray(as_bytes.T)
         else:
             k = np.ascontiguousarray(k.T)
-        # each entry's groups, read off its video once here rather than in the sweep's loop
-        row_group = np.where(self.row_weight > 0, row_groups[self.video], -1)
-        column_group = np.where(self.column_weight > 0, column_groups[self.video], -1)
         sums = _sweep_blocks(
             self.new_group,
             self.video,
-            row_group.astype(np.int64, copy=False),
-            column_group.astype(np.int64, copy=False),
+            np.asarray(row_groups, dtype=np.int64),
+            np.asarray(column_groups, dtype=np.int64),
             self.row_weight,
             self.column_weight,
             k,
@@ -448,12 +527,14 @@ def _count_sorted(scores, row, column, weight, n_rows, n_columns):  # type: igno
 
 @compiled()
 def _sweep_blocks(  # type: ignore[no-untyped-def]
-    new_group, video, row_group, column_group, row_weight, column_weight, k, n_rows, n_columns
+    new_group, video, row_groups, column_groups, row_weight, column_weight, k, n_rows, n_columns
 ):
     # The sweep of _count_sorted with every replicate at once: ``below[j, r]`` is column
     # group j's weight (k of its video times the entry's weight) under the current tie group,
     # plus half the group's own; a row entry adds its weight times ``below`` to its group.
-    # ``row_group`` / ``column_group``: each entry's group in that role, -1 if it has none.
+    # ``row_groups`` / ``column_groups`` are per video; an entry has its video's group in a
+    # role it has weight in, else none (-1): looked up here, once per entry, rather than as
+    # two entry-sized arrays made for every call.
     replicates = k.shape[1]
     sums = np.zeros((n_rows, n_columns, replicates))
     below = np.zeros((n_columns, replicates))
@@ -463,11 +544,11 @@ def _sweep_blocks(  # type: ignore[no-untyped-def]
         end = first + 1
         while end < size and not new_group[end]:
             end += 1
-        if end == first + 1 and (row_group[first] < 0 or column_group[first] < 0):
+        v = video[first]
+        g = row_groups[v] if row_weight[first] > 0 else -1
+        h = column_groups[v] if column_weight[first] > 0 else -1
+        if end == first + 1 and (g < 0 or h < 0):
             # the common case, an entry of one role alone at its score: no halves to split
-            v = video[first]
-            h = column_group[first]
-            g = row_group[first]
             if h >= 0:
                 w = column_weight[first]
                 for r in range(replicates):
@@ -482,17 +563,17 @@ def _sweep_blocks(  # type: ignore[no-untyped-def]
         for half in range(2):
             if half == 1:
                 for t in range(first, end):
-                    g = row_group[t]
+                    v = video[t]
+                    g = row_groups[v] if row_weight[t] > 0 else -1
                     if g >= 0:
-                        v = video[t]
                         w = row_weight[t]
                         for j in range(n_columns):
                             for r in range(replicates):
                                 sums[g, j, r] += w * k[v, r] * below[j, r]
             for s in range(first, end):
-                h = column_group[s]
+                v = video[s]
+                h = column_groups[v] if column_weight[s] > 0 else -1
                 if h >= 0:
-                    v = video[s]
                     w = 0.5 * column_weight[s]
                     for r in range(replicates):
                         below[h, r] += w * k[v, r]

@@ -8,7 +8,6 @@ videos are left out of that contrast only.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from vadscene.audit.compute.metrics import ratio_or_nan
 from vadscene.audit.compute.pairs import PairCounts
@@ -32,14 +31,14 @@ def bias_auroc(
     """
     order = np.argsort(negative, kind="stable")
     sorted_negative = negative[order]
-    wins = _bias_wins(
+    wins, pairs = _bias_wins(
         np.ascontiguousarray(positive_counts, dtype=np.float64),
         np.ascontiguousarray(negative_counts, dtype=np.float64),
         order,
         np.searchsorted(sorted_negative, positive, "left"),
         np.searchsorted(sorted_negative, positive, "right"),
     )
-    return ratio_or_nan(wins, positive_counts.sum(1) * negative_counts.sum(1))
+    return ratio_or_nan(wins, pairs)
 
 
 @compiled()
@@ -47,17 +46,22 @@ def _bias_wins(positive_counts, negative_counts, order, below, at_or_below):  # 
     # Compiled and free of the GIL: an audit runs this for every model × contrast × population
     # with B replicates, from all the model threads at once. Counts are whole numbers, so every
     # sum is exact in any order and halving the replicate's total equals summing the halves.
+    # Per replicate: the wins and the pairs Σk⁺ · Σk⁻ (the copies' totals, read in the same pass).
     wins = np.empty(negative_counts.shape[0])
+    pairs = np.empty(negative_counts.shape[0])
     cumulative = np.empty(negative_counts.shape[1] + 1)
     for r in range(negative_counts.shape[0]):
         cumulative[0] = 0.0
         for j in range(order.size):
             cumulative[j + 1] = cumulative[j] + negative_counts[r, order[j]]
         total = 0.0
+        positives = 0.0
         for i in range(below.size):
             total += positive_counts[r, i] * (cumulative[below[i]] + cumulative[at_or_below[i]])
+            positives += positive_counts[r, i]
         wins[r] = total / 2
-    return wins
+        pairs[r] = positives * cumulative[order.size]
+    return wins, pairs
 
 
 PAIR_TYPES = ("++", "--", "+-", "-+")
@@ -111,11 +115,23 @@ def permutation_p_value(values: np.ndarray, positive: np.ndarray, permuted: np.n
     n_positive = int(positive.sum())
     if permuted.shape[0] == 0 or n_positive in (0, values.size):
         return float("nan")
-    ranks = pd.Series(values).rank(method="average").to_numpy()
+    ranks = midranks(values)
     null_mean = n_positive * (values.size + 1) / 2
     observed = abs(ranks[positive].sum() - null_mean)
     replicates = np.abs(permuted.astype(np.float64) @ ranks - null_mean)
     return float((1 + np.count_nonzero(replicates >= observed)) / (permuted.shape[0] + 1))
+
+
+def midranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``values``, tied values sharing the mean of their ranks (multiples of
+    ½, exact in float64)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    stops = np.r_[starts[1:], values.size]
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat((starts + 1 + stops) / 2, stops - starts)  # mean of start+1 … stop
+    return ranks
 
 
 def holm_adjusted(p_values: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
 The section builders (:mod:`vadscene.audit.report.sections`) make one :class:`Document` and
 both renderers (:mod:`vadscene.audit.report.markdown`, :mod:`vadscene.audit.report.html`) read
 it, so ``report.md`` and ``report.html`` never say different things. Tables hold cells already
-formatted as text; figures hold their chart, drawn by whichever renderer shows them.
+formatted as text; figures hold their Vega-Lite spec, drawn by whichever renderer shows them.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # only named in annotations: a report imports altair when it draws a chart
-    import altair as alt
+if TYPE_CHECKING:  # only named in annotations
     import pandas as pd
 
 
@@ -51,13 +50,10 @@ class Figure:
     """A chart, named for its files (``figures/NAME.vl.json``, ``figures/NAME.svg``)."""
 
     name: str
-    chart: alt.TopLevelMixin | dict[str, Any]
-    """An Altair chart, or its Vega-Lite spec already made."""
+    spec: dict[str, Any]
+    """The chart's Vega-Lite spec (:mod:`vadscene.audit.report.figures`), written as it is:
+    the tests, not the report, validate it against the schema."""
     alt_text: str
-
-    def spec(self) -> dict[str, Any]:
-        """The chart's Vega-Lite spec (not validated against the schema: the tests do that)."""
-        return self.chart if isinstance(self.chart, dict) else self.chart.to_dict(validate=False)
 
 
 Block = Text | Note | BulletList | Table | Figure

@@ -1,42 +1,35 @@
-"""Altair charts of an audit result: the report embeds them as SVG, the app shows them live.
+"""Vega-Lite figures of an audit result: the report embeds them (vega-embed draws them in
+``report.html``, vl-convert renders them to SVG files with ``--svg``) and the app shows them live.
 
-Every function takes an :class:`~vadscene.audit.compute.result.AuditResult` and returns a chart, or
-``None`` when the table it needs is empty, so callers never special-case a ground-truth-only run.
-A model keeps one colour in every chart: the colour scale's domain is the run's model list, in
-order, whatever subset of models a table holds.
+Every chart function takes an :class:`~vadscene.audit.compute.result.AuditResult` and returns a
+Vega-Lite v6 spec (a plain ``dict``), or ``None`` when the table it needs is empty, so callers
+never special-case a ground-truth-only run. A model keeps one colour in every chart: the colour
+scale's domain is the run's model list, in order, whatever subset of models a table holds.
+
+The specs are written out as dicts, not built with Altair, whose import and chart building
+weigh on every audit's report (docs/decisions.md, "figures are Vega-Lite specs written as
+dicts"). They are the specs Altair built (its default view size included), each table inlined
+as the data of the chart or layer that reads it.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import numbers
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard
 
 import pandas as pd
 
 from vadscene.audit.compute.result import AuditResult
 from vadscene.audit.compute.tables import overlap_band
 
+Spec = dict[str, Any]
+"""A Vega-Lite spec, or a part of one (a mark, an encoding channel, a scale, a title)."""
 
-class _OnFirstUse:
-    """A module imported when one of its names is first used, not when this module loads:
-    altair is a large import, and the helpers here (labels, orders, number tests) serve the
-    report's tables and the LaTeX export too, which draw no chart."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attribute: str) -> Any:
-        module: ModuleType = importlib.import_module(self._name)
-        return getattr(module, attribute)
-
-
-if TYPE_CHECKING:
-    import altair as alt
-else:
-    alt = _OnFirstUse("altair")
+VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
+"""The Vega-Lite release the specs are written for: the one the report's script bundle draws
+(:data:`vadscene.audit.report.vega.VEGA_LITE`), and the one Altair, which draws the app's other
+pages, writes for."""
 
 NULL_BAND: tuple[float, float] = (0.45, 0.55)
 """bias-AUC inside this band counts as practically unbiased (A §5.4: |b − 0.5| ≤ 0.05)."""
@@ -57,13 +50,9 @@ GRANULARITY_LABELS: dict[str, str] = {
 ANOMALOUS_COLOUR, NORMAL_COLOUR = "#d6604d", "#4393c3"
 MAX_COMPOSITION_BARS = 500
 """Beyond this many videos the composition chart draws consecutive groups of videos (in its
-sorted order) as one bar each: a chart embeds every row (Altair refuses more than 5,000), and
-the 4,754 videos of XD-Violence would be bars under a pixel wide."""
+sorted order) as one bar each: a spec carries every row it draws, and the 4,754 videos of
+XD-Violence would be bars under a pixel wide."""
 _LABEL_LIMIT = 340
-_Chart = TypeVar("_Chart", "alt.Chart", "alt.LayerChart", "alt.FacetChart")
-_Channel = TypeVar("_Channel", "alt.Facet", "alt.Column")
-# Layers are combined by _layers (alt.LayerChart): for layers without facet encodings it is
-# what alt.layer(...) builds, and its type says so (alt.layer's admits a FacetChart).
 
 
 def model_order(result: AuditResult) -> list[str]:
@@ -97,7 +86,7 @@ def percent(fraction: float) -> str:
     return f"{100 * fraction:.3g} %"
 
 
-def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChart | None:
+def bias_dot_plot(result: AuditResult, population: str = "all") -> Spec | None:
     """bias-AUC per contrast × model with 95 % CIs against the 0.45–0.55 null band (A Fig. 4).
 
     ``population="all"``: normal frames of every video (the paper's s̄⁰); ``"leak_free"``:
@@ -121,37 +110,36 @@ def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChar
         contrast=contrast_labels(bias),
         role=bias["role"].where(bias["role"] == "control", "scene factor"),
     )[["contrast", "model", "family", "role", "bias_auroc", "ci_low", "ci_high", "p_bias"]]
-    scale = alt.Scale(domain=[0, 1])
-    one_row = pd.DataFrame({"row": [0]})
-    band = (
-        alt.Chart(one_row)
-        .mark_rect(color="#bdbdbd", opacity=0.35)
-        .encode(x=alt.XDatum(NULL_BAND[0], scale=scale), x2=alt.X2Datum(NULL_BAND[1]))
-    )
+    scale = {"domain": [0, 1]}
+    # the datum-only layers draw their mark once per row of their data: give them one row
+    one_row = {"values": [{"row": 0}]}
+    band = {
+        "data": one_row,
+        "mark": _mark("rect", color="#bdbdbd", opacity=0.35),
+        "encoding": {"x": {"datum": NULL_BAND[0], "scale": scale}, "x2": {"datum": NULL_BAND[1]}},
+    }
     points = _point_ci(
         data,
         result,
         value="bias_auroc",
         title=heading[0],
         scale=scale,
-        y=alt.Y("contrast:N", sort=contrast_order(bias), title=None, axis=alt.Axis(grid=True)),
+        y=_nominal("contrast", sort=contrast_order(bias), title=None, axis={"grid": True}),
         dodge=True,
         extra={
-            "shape": alt.Shape(
-                "role:N",
+            "shape": _nominal(
+                "role",
                 title="factor role",
-                scale=alt.Scale(domain=["scene factor", "control"], range=["circle", "square"]),
+                scale={"domain": ["scene factor", "control"], "range": ["circle", "square"]},
             )
         },
     )
-    chart = _layers(
-        band,
-        _chance_rule(alt.Chart(one_row), scale),
-        points,
-        width=560,
+    spec = {
+        "layer": [band, {"data": one_row, **_chance_rule(scale)}, points],
+        "width": 560,
         # one sub-band per model: shrink them as models multiply so the chart stays on a page
-        height=alt.Step(max(5, min(14, 96 // len(model_order(result))))),
-        title=_title(
+        "height": {"step": max(5, min(14, 96 // len(model_order(result))))},
+        "title": _title(
             f"{heading[1]} separate videos by scene?",
             "bias-AUC = P(a ⊕ video's mean normal-frame score > a ⊖ video's); 0.5 = no "
             "response to the factor.",
@@ -159,11 +147,11 @@ def bias_dot_plot(result: AuditResult, population: str = "all") -> alt.LayerChar
             + interval_words(result, "Bars: 95 % video-bootstrap CI.")
             + " Squares: control factors (correlated with anomaly class).",
         ),
-    )
-    return _finish(chart)
+    }
+    return _finish(spec)
 
 
-def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
+def granularity_forest_plot(result: AuditResult) -> Spec | None:
     """AUROC with 95 % CIs per model, one panel per granularity (A Fig. S1)."""
     metrics = result.metrics
     if metrics.empty:
@@ -176,11 +164,12 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
     # Start on a 0.05 step at least 0.025 below chance / the lowest bar, so 0.5 stays visible.
     start = math.floor((low - 0.025) * 20) / 20
     ticks = [t / 10 for t in range(math.ceil(start * 10), 11)]
-    scale = alt.Scale(domain=[start, 1.0])
-    y = alt.Y("model:N", sort=model_order(result), title=None)
-    chance = _chance_rule(alt.Chart().transform_aggregate(rows="count()", groupby=["panel"]), scale)
+    scale = {"domain": [start, 1.0]}
+    y = _nominal("model", sort=model_order(result), title=None)
+    # Each panel's rows aggregated to one, so the rule and band are drawn once per panel.
+    chance = _chance_rule(scale) | {"transform": [_per_panel({"op": "count", "as": "rows"})]}
     points = _point_ci(
-        None, result, value="value", title="AUROC", scale=scale, y=y, axis=alt.Axis(values=ticks)
+        None, result, value="value", title="AUROC", scale=scale, y=y, axis={"values": ticks}
     )
     # The band where most intervals overlap ([audit] Fig. S1): inside it, models are not told
     # apart by their intervals alone.
@@ -192,28 +181,26 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
         band_low=data["panel"].map(lambda p: bands[p][0]),
         band_high=data["panel"].map(lambda p: bands[p][1]),
     )
-    band = (
-        alt.Chart()
-        .transform_aggregate(
-            band_low="min(band_low)", band_high="min(band_high)", groupby=["panel"]
-        )
-        .mark_rect(color=NORMAL_COLOUR, opacity=0.15)
-        .encode(x=alt.X("band_low:Q", scale=scale), x2="band_high:Q")
-    )
-    layered = _layers(
-        band,
-        chance,
-        points,
-        data=data,
-        width=380,
-        height=alt.Step(26 if len(model_order(result)) <= 6 else 16),
-    )
-    chart = layered.facet(
-        facet=_panel_header(
-            [GRANULARITY_LABELS[g] for g in GRANULARITY_LABELS if g in present], alt.Facet
-        ),
-        columns=2,
-        title=_title(
+    band = {
+        "mark": _mark("rect", color=NORMAL_COLOUR, opacity=0.15),
+        "encoding": {"x": _quantitative("band_low", scale=scale), "x2": {"field": "band_high"}},
+        "transform": [
+            _per_panel(
+                {"op": "min", "field": "band_low", "as": "band_low"},
+                {"op": "min", "field": "band_high", "as": "band_high"},
+            )
+        ],
+    }
+    spec = {
+        "data": _values(data),
+        "facet": _panel_header([GRANULARITY_LABELS[g] for g in GRANULARITY_LABELS if g in present]),
+        "columns": 2,
+        "spec": {
+            "layer": [band, chance, points],
+            "width": 380,
+            "height": {"step": 26 if len(model_order(result)) <= 6 else 16},
+        },
+        "title": _title(
             "The same scores read under different pairing rules",
             "Only within and macro compare frames of the same video, i.e. test temporal "
             "localisation. Dashed: chance. "
@@ -221,11 +208,11 @@ def granularity_forest_plot(result: AuditResult) -> alt.FacetChart | None:
                 result, "Bars: 95 % video-bootstrap CI; shaded: where most intervals overlap."
             ),
         ),
-    )
-    return _finish(chart)
+    }
+    return _finish(spec)
 
 
-def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
+def decomposition_bars(result: AuditResult) -> Spec | None:
     """micro, within and cross AUROC per model, titled with the within-pair fraction w (L Eq. 2)."""
     parts = ["micro", "within", "cross"]
     metrics = result.metrics
@@ -235,17 +222,25 @@ def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
     data = rows.assign(panel=rows["granularity"].map(GRANULARITY_LABELS))[
         ["panel", "model", "family", "value", "ci_low", "ci_high"]
     ]
-    base = alt.Chart().encode(y=alt.Y("model:N", sort=model_order(result), title=None))
-    bars = base.mark_bar(opacity=0.55).encode(
-        x=alt.X("value:Q", title="AUROC", scale=alt.Scale(domain=[0, 1])),
-        color=_model_colour(result, legend=False),
-        tooltip=_tooltip(["value", "ci_low", "ci_high"]),
-    )
-    ci = base.mark_rule(color="#212121").encode(x="ci_low:Q", x2="ci_high:Q")
+    y = _nominal("model", sort=model_order(result), title=None)
+    bars = {
+        "mark": _mark("bar", opacity=0.55),
+        "encoding": {
+            "y": y,
+            "x": _quantitative("value", title="AUROC", scale={"domain": [0, 1]}),
+            "color": _model_colour(result, legend=False),
+            "tooltip": _tooltip(["value", "ci_low", "ci_high"]),
+        },
+    }
+    ci = {
+        "mark": _mark("rule", color="#212121"),
+        "encoding": {"y": y, "x": _quantitative("ci_low"), "x2": {"field": "ci_high"}},
+    }
     # Values sit at the bar's base so they never collide with the CI rule at its end.
-    labels = base.mark_text(align="left", dx=4, color="#212121").encode(
-        x=alt.datum(0), text=alt.Text("value:Q", format=".3f")
-    )
+    labels = {
+        "mark": _mark("text", align="left", dx=4, color="#212121"),
+        "encoding": {"y": y, "x": {"datum": 0}, "text": _quantitative("value", format=".3f")},
+    }
     w = result.summary.get("within_pair_fraction")
     gain = result.summary.get("max_within_gain")
     subtitle = [
@@ -258,15 +253,16 @@ def decomposition_bars(result: AuditResult) -> alt.FacetChart | None:
             f"w = {percent(w)} of anomalous–normal pairs are within-video, so perfect "
             f"localisation can raise micro by at most w/2 = {gain:.4f} AUROC.",
         )
-    layered = _layers(bars, ci, labels, data=data, width=280, height=alt.Step(24))
-    chart = layered.facet(
-        column=_panel_header([GRANULARITY_LABELS[g] for g in parts], alt.Column),
-        title=_title("How much of pooled AUROC is within-video?", *subtitle),
-    )
-    return _finish(chart)
+    spec = {
+        "data": _values(data),
+        "facet": {"column": _panel_header([GRANULARITY_LABELS[g] for g in parts])},
+        "spec": {"layer": [bars, ci, labels], "width": 280, "height": {"step": 24}},
+        "title": _title("How much of pooled AUROC is within-video?", *subtitle),
+    }
+    return _finish(spec)
 
 
-def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> alt.LayerChart | None:
+def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> Spec | None:
     """One model's AUROC per scene pair type (⊕⊕, ⊖⊖, ⊕⊖, ⊖⊕) for every contrast (A §S2.2).
 
     ``model`` defaults to the first model that has scene-pair rows; naming a model without
@@ -280,73 +276,75 @@ def scene_pair_heatmap(result: AuditResult, model: str | None = None) -> alt.Lay
         model = next(m for m in [*model_order(result), *pairs["model"]] if m in present)
     elif model not in present:
         raise ValueError(f"no scene-pair rows for model {model!r}; have {sorted(present)}")
-    return _heatmap(pairs, model)
+    rows = pairs[pairs["model"] == model]
+    return _heatmap(_heatmap_cells(rows), contrast_order(pairs), model)
 
 
-def _heatmap(pairs: pd.DataFrame, model: str) -> alt.LayerChart:
-    """:func:`scene_pair_heatmap` of a ``model`` that has rows among the scene ``pairs``."""
-    data = _heatmap_cells(pairs[pairs["model"] == model])
-    base = alt.Chart(data).encode(
-        x=alt.X(
-            "pair:N",
-            sort=list(PAIR_TYPES.values()),
-            title="pole of the anomalous frame's video, then of the normal frame's video",
-            axis=alt.Axis(labelAngle=0, orient="top", labelFontSize=14),
-        ),
-        y=alt.Y("contrast:N", sort=contrast_order(pairs), title=None),
-        # on both layers: the text covers the middle of its cell
-        tooltip=["contrast", "pair", alt.Tooltip("auroc:Q", format=".4f"), "weight:Q"],
-    )
-    cells = base.mark_rect(stroke="white").encode(
-        color=alt.Color(
-            "auroc:Q",
-            title="AUROC",
-            scale=alt.Scale(scheme="redblue", domain=[0, 1], domainMid=0.5),
-        ),
-    )
-    text = base.mark_text(lineBreak="\n", fontSize=11).encode(
-        text="label:N",
-        color=alt.condition(
-            "abs(datum.auroc - 0.5) > 0.3", alt.value("white"), alt.value("#212121")
-        ),
-    )
-    chart = _layers(
-        cells,
-        text,
-        width=alt.Step(80),
-        height=alt.Step(38),
-        title=_title(
-            _heatmap_title(model),
-            "⊕⊕ and ⊖⊖ compare frames within one pole (AUC_cond is their mean); ⊕⊖ and ⊖⊕ "
-            "cross poles.",
-            "w: share of the factor's anomalous–normal pairs of that type.",
-        ),
-    )
-    return _finish(chart)
-
-
-def scene_pair_heatmap_specs(result: AuditResult) -> dict[str, dict[str, Any]]:
-    """Every model's :func:`scene_pair_heatmap` as a Vega-Lite spec, in model order.
-
-    The heatmaps differ only in their cells and title, so the first is built by Altair and
-    the others are its spec with those two replaced, instead of building and serialising one
-    chart per model.
-    """
+def scene_pair_heatmap_specs(result: AuditResult) -> dict[str, Spec]:
+    """Every model's :func:`scene_pair_heatmap`, in model order."""
     pairs = result.scene_pairs
     present = set(pairs["model"])
     models = [m for m in model_order(result) if m in present]
     if not models:
         return {}
-    template = _heatmap(pairs, models[0]).to_dict(validate=False)
-    template.pop("datasets")
-    cells = _heatmap_cells(pairs)  # row by row, so every model's at once, split below
-    specs = {}
-    for model in models:
-        specs[model] = template | {
-            "data": alt.to_values(cells[pairs["model"] == model]),  # as Altair inlines one
-            "title": template["title"] | {"text": _heatmap_title(model)},
-        }
-    return specs
+    cells = _heatmap_cells(pairs)  # every model's at once (row by row), split below
+    contrasts = contrast_order(pairs)
+    return {model: _heatmap(cells[pairs["model"] == model], contrasts, model) for model in models}
+
+
+def _heatmap(cells: pd.DataFrame, contrasts: list[str], model: str) -> Spec:
+    """The heatmap of one ``model``'s :func:`_heatmap_cells`, contrasts in the order given."""
+    x = _nominal(
+        "pair",
+        sort=list(PAIR_TYPES.values()),
+        title="pole of the anomalous frame's video, then of the normal frame's video",
+        axis={"labelAngle": 0, "orient": "top", "labelFontSize": 14},
+    )
+    y = _nominal("contrast", sort=contrasts, title=None)
+    # on both layers: the text covers the middle of its cell
+    tooltip = [
+        _nominal("contrast"),
+        _nominal("pair"),
+        _quantitative("auroc", format=".4f"),
+        _quantitative("weight"),
+    ]
+    colour = {"scheme": "redblue", "domain": [0, 1], "domainMid": 0.5}
+    cells_layer = {
+        "mark": _mark("rect", stroke="white"),
+        "encoding": {
+            "x": x,
+            "y": y,
+            "tooltip": tooltip,
+            "color": _quantitative("auroc", title="AUROC", scale=colour),
+        },
+    }
+    text = {
+        "mark": _mark("text", lineBreak="\n", fontSize=11),
+        "encoding": {
+            "x": x,
+            "y": y,
+            "tooltip": tooltip,
+            "text": _nominal("label"),
+            # white on the darkest cells
+            "color": {
+                "condition": {"test": "abs(datum.auroc - 0.5) > 0.3", "value": "white"},
+                "value": "#212121",
+            },
+        },
+    }
+    spec = {
+        "data": _values(cells),
+        "layer": [cells_layer, text],
+        "width": {"step": 80},
+        "height": {"step": 38},
+        "title": _title(
+            f"{model}: AUROC by scene pair type",
+            "⊕⊕ and ⊖⊖ compare frames within one pole (AUC_cond is their mean); ⊕⊖ and ⊖⊕ "
+            "cross poles.",
+            "w: share of the factor's anomalous–normal pairs of that type.",
+        ),
+    }
+    return _finish(spec)
 
 
 def _heatmap_cells(rows: pd.DataFrame) -> pd.DataFrame:
@@ -359,11 +357,7 @@ def _heatmap_cells(rows: pd.DataFrame) -> pd.DataFrame:
     )[["contrast", "pair", "auroc", "weight", "label"]]
 
 
-def _heatmap_title(model: str) -> str:
-    return f"{model}: AUROC by scene pair type"
-
-
-def composition_chart(result: AuditResult) -> alt.Chart | None:
+def composition_chart(result: AuditResult) -> Spec | None:
     """Anomalous and normal frames per video, videos sorted by anomalous fraction."""
     composition = result.composition
     if composition.empty:
@@ -383,47 +377,45 @@ def composition_chart(result: AuditResult) -> alt.Chart | None:
     )
     bars = len(videos)
     named = bars <= 60  # beyond that, names would be unreadable slivers: the tooltip carries them
-    chart: alt.Chart = (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            x=alt.X(
-                "video:N",
+    spec = {
+        "data": _values(data),
+        "mark": _mark("bar"),
+        "encoding": {
+            "x": _nominal(
+                "video",
                 sort=list(videos["video"]),
                 title=f"{n} videos, sorted by anomalous fraction"
                 + (f", in bars of {per_bar}" if per_bar > 1 else ""),
-                axis=alt.Axis(labels=named, ticks=named, labelAngle=-60),
+                axis={"labels": named, "ticks": named, "labelAngle": -60},
             ),
-            y=alt.Y("count:Q", stack="zero", title="frames"),
-            color=alt.Color(
-                "label:N",
-                title=None,
-                scale=alt.Scale(
-                    domain=["anomalous", "normal"], range=[ANOMALOUS_COLOUR, NORMAL_COLOUR]
-                ),
-                legend=alt.Legend(orient="top"),
-            ),
-            order=alt.Order("label:N"),
-            tooltip=[
-                "video",
-                "category",
+            "y": _quantitative("count", stack="zero", title="frames"),
+            "color": _nominal(
                 "label",
-                "count:Q",
-                "frames:Q",
-                alt.Tooltip("fraction:Q", format=".1%", title="anomalous fraction"),
-            ],
-        )
-        .properties(
-            width=alt.Step(max(2, min(18, 900 // bars))),
-            height=220,
-            title=_title(
-                "Benchmark composition: anomalous and normal frames per video",
-                f"{mixed} of {n} videos hold both kinds of frame; only these give within-video "
-                "pairs.",
+                title=None,
+                scale={
+                    "domain": ["anomalous", "normal"],
+                    "range": [ANOMALOUS_COLOUR, NORMAL_COLOUR],
+                },
+                legend={"orient": "top"},
             ),
-        )
-    )
-    return _finish(chart)
+            "order": _nominal("label"),
+            "tooltip": [
+                _nominal("video"),
+                _nominal("category"),
+                _nominal("label"),
+                _quantitative("count"),
+                _quantitative("frames"),
+                _quantitative("fraction", format=".1%", title="anomalous fraction"),
+            ],
+        },
+        "width": {"step": max(2, min(18, 900 // bars))},
+        "height": 220,
+        "title": _title(
+            "Benchmark composition: anomalous and normal frames per video",
+            f"{mixed} of {n} videos hold both kinds of frame; only these give within-video pairs.",
+        ),
+    }
+    return _finish(spec)
 
 
 def _video_groups(videos: pd.DataFrame, size: int) -> pd.DataFrame:
@@ -455,119 +447,147 @@ def _point_ci(
     *,
     value: str,
     title: str,
-    scale: alt.Scale,
-    y: alt.Y,
+    scale: Spec,
+    y: Spec,
     dodge: bool = False,
-    axis: alt.Axis | None = None,
-    extra: dict[str, object] | None = None,
-) -> alt.LayerChart:
+    axis: Spec | None = None,
+    extra: dict[str, Spec] | None = None,
+) -> Spec:
     """Point at ``value`` with a ci_low–ci_high rule, coloured by model.
 
     ``dodge`` spreads the models of one y band apart (and then needs the colour legend, since
     y no longer names the model); ``data=None`` lets the layers inherit their parent's data
     (required inside a facet).
     """
-    common: dict[str, object] = {"y": y, "color": _model_colour(result, legend=dodge)}
+    common: Spec = {"y": y, "color": _model_colour(result, legend=dodge)}
     if dodge:
-        common["yOffset"] = alt.YOffset("model:N", sort=model_order(result))
-    base = alt.Chart() if data is None else alt.Chart(data)
-    axis = axis or alt.Axis()
-    rule = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", scale=scale, title=title, axis=axis), x2="ci_high:Q", **common
-    )
+        common["yOffset"] = _nominal("model", sort=model_order(result))
+    axis = axis or {}
+    rule = {
+        "mark": _mark("rule", strokeWidth=2),
+        "encoding": {
+            "x": _quantitative("ci_low", scale=scale, title=title, axis=axis),
+            "x2": {"field": "ci_high"},
+            **common,
+        },
+    }
     fields = [value, "ci_low", "ci_high"]
     if data is not None and "p_bias" in data:
         fields.append("p_bias")
-    point = base.mark_point(filled=True, size=70, opacity=1).encode(
-        x=alt.X(f"{value}:Q", scale=scale, title=title, axis=axis),
-        tooltip=_tooltip(fields),
-        **common,
-        **(extra or {}),
-    )
-    return _layers(rule, point)
+    point = {
+        "mark": _mark("point", filled=True, size=70, opacity=1),
+        "encoding": {
+            "x": _quantitative(value, scale=scale, title=title, axis=axis),
+            "tooltip": _tooltip(fields),
+            **common,
+            **(extra or {}),
+        },
+    }
+    layered: Spec = {"layer": [rule, point]}
+    if data is not None:
+        layered["data"] = _values(data)
+    return layered
 
 
-def _layers(
-    *layers: alt.Chart | alt.LayerChart, data: pd.DataFrame | None = None, **properties: Any
-) -> alt.LayerChart:
-    """``alt.LayerChart(layer=layers, data=data).properties(**properties)``, the same spec
-    without its copies.
-
-    Altair's constructor deep-copies every layer twice to merge their selection parameters and
-    lift their sizes, which these charts never have, and ``properties`` copies the chart
-    through that constructor again; that copying is most of the time a report spends on its
-    figures. What the constructor does to these charts is done here: data that every layer
-    shares (the same object) moves up to the layered chart.
-    """
-    chart = alt.LayerChart(**properties) if data is None else alt.LayerChart(data, **properties)
-    shared = layers[0].data
-    if data is None and shared is not alt.Undefined and all(c.data is shared for c in layers):
-        chart.data = shared
-        layers = tuple(c.copy(deep=False) for c in layers)
-        for layer in layers:
-            layer.data = alt.Undefined
-    chart.layer = list(layers)
-    return chart
-
-
-def _chance_rule(base: alt.Chart, scale: alt.Scale) -> alt.Chart:
+def _chance_rule(scale: Spec) -> Spec:
     """Dashed rule at 0.5 on the layer's x scale (a bare datum would widen the domain to 0)."""
-    rule: alt.Chart = base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(
-        x=alt.XDatum(0.5, scale=scale)
-    )
-    return rule
+    return _dashed_rule({"datum": 0.5, "scale": scale})
 
 
-def _panel_header(order: list[str], channel: type[_Channel]) -> _Channel:
+def _dashed_rule(x: Spec) -> Spec:
+    return {"mark": _mark("rule", color="#616161", strokeDash=[4, 3]), "encoding": {"x": x}}
+
+
+def _per_panel(*aggregates: Spec) -> Spec:
+    """An aggregate transform to one row per facet panel."""
+    return {"aggregate": list(aggregates), "groupby": ["panel"]}
+
+
+def _panel_header(order: list[str]) -> Spec:
     """Facet on the ``panel`` column (a granularity label), headers bold and left-aligned."""
-    return channel(
-        "panel:N",
+    return _nominal(
+        "panel",
         sort=order,
         title=None,
-        header=alt.Header(labelAnchor="start", labelFontWeight="bold"),
+        header={"labelAnchor": "start", "labelFontWeight": "bold"},
     )
 
 
-def _model_colour(result: AuditResult, *, legend: bool = True) -> alt.Color:
+def _model_colour(result: AuditResult, *, legend: bool = True) -> Spec:
     """The one model → colour scale every chart shares (no legend where y names the model)."""
     models = model_order(result)
-    return alt.Color(
-        "model:N",
+    return _nominal(
+        "model",
         title="model",
-        scale=alt.Scale(domain=models, scheme="tableau10" if len(models) <= 10 else "tableau20"),
-        legend=alt.Legend(orient="bottom", columns=3, labelLimit=_LABEL_LIMIT) if legend else None,
+        scale={"domain": models, "scheme": "tableau10" if len(models) <= 10 else "tableau20"},
+        legend={"orient": "bottom", "columns": 3, "labelLimit": _LABEL_LIMIT} if legend else None,
     )
 
 
-def _tooltip(fields: list[str]) -> list[alt.Tooltip]:
+def _tooltip(fields: list[str]) -> list[Spec]:
     return [
-        alt.Tooltip("model:N"),
-        alt.Tooltip("family:N"),
-        *(alt.Tooltip(f"{field}:Q", format=".4f") for field in fields),
+        _nominal("model"),
+        _nominal("family"),
+        *(_quantitative(field, format=".4f") for field in fields),
     ]
 
 
-def _title(text: str, *subtitle: str) -> alt.TitleParams:
-    return alt.TitleParams(text, subtitle=list(subtitle), anchor="start")
+def _mark(kind: str, **properties: Any) -> Spec:
+    return {"type": kind, **properties}
 
 
-def _finish(chart: _Chart) -> _Chart:
+def _nominal(field: str, **properties: Any) -> Spec:
+    """An encoding channel of a categorical field (``properties``: sort, scale, title, …)."""
+    return {"field": field, "type": "nominal", **properties}
+
+
+def _quantitative(field: str, **properties: Any) -> Spec:
+    """An encoding channel of a numeric field."""
+    return {"field": field, "type": "quantitative", **properties}
+
+
+def _title(text: str, *subtitle: str) -> Spec:
+    return {"text": text, "subtitle": list(subtitle), "anchor": "start"}
+
+
+def _values(table: pd.DataFrame) -> Spec:
+    """A table as a spec's inline data, a record per row: JSON has no NaN or infinity, so
+    those become null, as Altair wrote them."""
+    return {"values": [_record(row) for row in table.to_dict(orient="records")]}
+
+
+def _record(row: dict[Any, Any]) -> dict[str, Any]:
+    # to_dict has made every number a Python one; only the missing ones need replacing
+    return {
+        str(column): None if isinstance(value, float) and not math.isfinite(value) else value
+        for column, value in row.items()
+    }
+
+
+def _finish(spec: Spec) -> Spec:
     """Shared look: readable fonts, long labels kept, titles left-aligned, designed size.
 
     The size is padded, not fitted: a host that fits a chart into a box (Streamlit does, to
     its own width) would squeeze the plot behind the labels and legend, clip the titles, and
     draw nothing at all for a chart sized in steps per category.
     """
-    # Set in place: every chart here is built for this call alone, and copying a layered or
-    # faceted chart (what properties() and configure_*() do) deep-copies all its layers.
-    chart.autosize = alt.AutoSizeParams(type="pad", contains="padding")
-    chart.config = alt.Config(
-        axis=alt.AxisConfig(labelFontSize=12, titleFontSize=13, labelLimit=_LABEL_LIMIT),
-        header=alt.HeaderConfig(labelFontSize=13),
-        legend=alt.LegendConfig(labelFontSize=12, titleFontSize=12),
-        title=alt.TitleConfig(fontSize=17, subtitleFontSize=13, subtitleColor="#555555", offset=12),
-    )
-    return chart
+    return {
+        "$schema": VEGA_LITE_SCHEMA,
+        **spec,
+        "autosize": {"type": "pad", "contains": "padding"},
+        "config": {
+            "view": {"continuousWidth": 300, "continuousHeight": 300},  # Altair's default
+            "axis": {"labelFontSize": 12, "titleFontSize": 13, "labelLimit": _LABEL_LIMIT},
+            "header": {"labelFontSize": 13},
+            "legend": {"labelFontSize": 12, "titleFontSize": 12},
+            "title": {
+                "fontSize": 17,
+                "subtitleFontSize": 13,
+                "subtitleColor": "#555555",
+                "offset": 12,
+            },
+        },
+    }
 
 
 NO_INTERVALS = "no bootstrap intervals were computed (B = 0)"
@@ -603,7 +623,7 @@ READOUT_LABELS: dict[str, str] = {
 """Prototype readouts in display order (docs/metrics.md, "Representation readout")."""
 
 
-def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
+def d5_decomposition_chart(result: AuditResult) -> Spec | None:
     """D@5 per model stacked into its normal part mean(ω·D@5ᴺ) and its excluded-anomaly part
     mean((1 − ω)·D@5ˣ): the two stacks add up to D@5 exactly ([definitions] Eq. 3)."""
     queries = result.definition_queries
@@ -631,42 +651,41 @@ def d5_decomposition_chart(result: AuditResult) -> alt.Chart | None:
             for column, label in parts_labels.items()
         ]
     )
-    chart: alt.Chart = (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            y=alt.Y("model:N", sort=list(means.index), title=None),
-            x=alt.X("value:Q", stack="zero", title="D@5 AUROC", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color(
-                "part:N",
+    spec = {
+        "data": _values(data),
+        "mark": _mark("bar"),
+        "encoding": {
+            "y": _nominal("model", sort=list(means.index), title=None),
+            "x": _quantitative("value", stack="zero", title="D@5 AUROC", scale={"domain": [0, 1]}),
+            "color": _nominal(
+                "part",
                 title=None,
-                scale=alt.Scale(
-                    domain=list(parts_labels.values()), range=[NORMAL_COLOUR, ANOMALOUS_COLOUR]
-                ),
-                legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
+                scale={
+                    "domain": list(parts_labels.values()),
+                    "range": [NORMAL_COLOUR, ANOMALOUS_COLOUR],
+                },
+                legend={"orient": "bottom", "labelLimit": _LABEL_LIMIT},
             ),
-            order=alt.Order("part:N", sort="descending"),
-            tooltip=[
-                alt.Tooltip("model:N"),
-                alt.Tooltip("part:N"),
-                alt.Tooltip("value:Q", format=".4f"),
-                alt.Tooltip("omega:Q", format=".4f", title="mean ω"),
+            "order": _nominal("part", sort="descending"),
+            "tooltip": [
+                _nominal("model"),
+                _nominal("part"),
+                _quantitative("value", format=".4f"),
+                _quantitative("omega", format=".4f", title="mean ω"),
             ],
-        )
-        .properties(
-            width=420,
-            height=alt.Step(26),
-            title=_title(
-                "How much of D@5 tests the definition?",
-                "D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ per query, ω = normal share of the negatives; "
-                "only the red part compares the target with anomalies the definition excludes.",
-            ),
-        )
-    )
-    return _finish(chart)
+        },
+        "width": 420,
+        "height": {"step": 26},
+        "title": _title(
+            "How much of D@5 tests the definition?",
+            "D@5 = ω·D@5ᴺ + (1 − ω)·D@5ˣ per query, ω = normal share of the negatives; "
+            "only the red part compares the target with anomalies the definition excludes.",
+        ),
+    }
+    return _finish(spec)
 
 
-def definition_delta_chart(result: AuditResult) -> alt.LayerChart | None:
+def definition_delta_chart(result: AuditResult) -> Spec | None:
     """DC-DetΔ per class and model: the matching definition's gain in target-vs-normal AUROC
     over the other definitions (0 for a definition-blind scorer)."""
     classes = result.definition_classes
@@ -674,42 +693,43 @@ def definition_delta_chart(result: AuditResult) -> alt.LayerChart | None:
         return None
     data = classes[["model", "class", "det_delta_auroc", "det_matching_auroc", "det_other_auroc"]]
     models = list(dict.fromkeys(data["model"]))
-    base = alt.Chart(data)
-    zero = base.mark_rule(color="#616161", strokeDash=[4, 3]).encode(x=alt.datum(0))
-    points = base.mark_point(filled=True, size=70, opacity=1).encode(
-        y=alt.Y("class:N", title=None),
-        x=alt.X("det_delta_auroc:Q", title="DC-DetΔ (AUROC difference)"),
-        color=alt.Color(
-            "model:N",
-            sort=models,
-            scale=alt.Scale(scheme="tableau10"),
-            legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
-        ),
-        yOffset=alt.YOffset("model:N", sort=models),
-        tooltip=[
-            alt.Tooltip("model:N"),
-            alt.Tooltip("class:N"),
-            *(
-                alt.Tooltip(f"{f}:Q", format=".4f")
-                for f in ("det_delta_auroc", "det_matching_auroc", "det_other_auroc")
+    points = {
+        "mark": _mark("point", filled=True, size=70, opacity=1),
+        "encoding": {
+            "y": _nominal("class", title=None),
+            "x": _quantitative("det_delta_auroc", title="DC-DetΔ (AUROC difference)"),
+            "color": _nominal(
+                "model",
+                sort=models,
+                scale={"scheme": "tableau10"},
+                legend={"orient": "bottom", "labelLimit": _LABEL_LIMIT},
             ),
-        ],
-    )
-    chart = _layers(
-        zero,
-        points,
-        width=420,
-        height=alt.Step(14),
-        title=_title(
+            "yOffset": _nominal("model", sort=models),
+            "tooltip": [
+                _nominal("model"),
+                _nominal("class"),
+                *(
+                    _quantitative(f, format=".4f")
+                    for f in ("det_delta_auroc", "det_matching_auroc", "det_other_auroc")
+                ),
+            ],
+        },
+    }
+    spec = {
+        "data": _values(data),
+        "layer": [_dashed_rule({"datum": 0}), points],
+        "width": 420,
+        "height": {"step": 14},
+        "title": _title(
             "Does the matching definition find its class better?",
             "AUROC(s^c; class c vs normal) − mean over other definitions k of AUROC(s^k; same "
             "frames). Dashed: 0, what a definition-blind scorer gets exactly.",
         ),
-    )
-    return _finish(chart)
+    }
+    return _finish(spec)
 
 
-def readout_chart(result: AuditResult) -> alt.FacetChart | None:
+def readout_chart(result: AuditResult) -> Spec | None:
     """Prototype AUROC (from features) beside the score AUROC of the matching granularity, per
     model and readout ([audit] Table 2)."""
     readout = result.readout
@@ -727,51 +747,53 @@ def readout_chart(result: AuditResult) -> alt.FacetChart | None:
     )
     data["panel"] = data["readout"].map(READOUT_LABELS)
     models = list(dict.fromkeys(proto["model"]))
-    scale = alt.Scale(domain=[min(0.4, float(data[["auroc", "ci_low"]].min().min())), 1.0])
+    scale = {"domain": [min(0.4, float(data[["auroc", "ci_low"]].min().min())), 1.0]}
     common = {
-        "y": alt.Y("model:N", sort=models, title=None),
-        "color": alt.Color(
-            "source:N",
+        "y": _nominal("model", sort=models, title=None),
+        "color": _nominal(
+            "source",
             title=None,
-            scale=alt.Scale(range=[ANOMALOUS_COLOUR, NORMAL_COLOUR]),
-            legend=alt.Legend(orient="bottom"),
+            scale={"range": [ANOMALOUS_COLOUR, NORMAL_COLOUR]},
+            legend={"orient": "bottom"},
         ),
-        "yOffset": alt.YOffset("source:N"),
+        "yOffset": _nominal("source"),
     }
-    rule = (
-        alt.Chart()
-        .mark_rule(strokeWidth=2)
-        .encode(x=alt.X("ci_low:Q", scale=scale, title="AUROC"), x2="ci_high:Q", **common)
-    )
-    point = (
-        alt.Chart()
-        .mark_point(filled=True, size=70, opacity=1)
-        .encode(
-            x=alt.X("auroc:Q", scale=scale, title="AUROC"),
-            tooltip=[
-                alt.Tooltip("model:N"),
-                alt.Tooltip("source:N"),
-                *(alt.Tooltip(f"{f}:Q", format=".4f") for f in ("auroc", "ci_low", "ci_high")),
+    rule = {
+        "mark": _mark("rule", strokeWidth=2),
+        "encoding": {
+            "x": _quantitative("ci_low", scale=scale, title="AUROC"),
+            "x2": {"field": "ci_high"},
+            **common,
+        },
+    }
+    point = {
+        "mark": _mark("point", filled=True, size=70, opacity=1),
+        "encoding": {
+            "x": _quantitative("auroc", scale=scale, title="AUROC"),
+            "tooltip": [
+                _nominal("model"),
+                _nominal("source"),
+                *(_quantitative(f, format=".4f") for f in ("auroc", "ci_low", "ci_high")),
             ],
             **common,
-        )
-    )
-    chance = _chance_rule(alt.Chart(), scale)
-    layered = _layers(chance, rule, point, data=data, width=300, height=alt.Step(20))
-    chart = layered.facet(
-        facet=_panel_header([READOUT_LABELS[r] for r in READOUT_LABELS], alt.Facet),
-        columns=3,
-        title=_title(
+        },
+    }
+    spec = {
+        "data": _values(data),
+        "facet": _panel_header([READOUT_LABELS[r] for r in READOUT_LABELS]),
+        "columns": 3,
+        "spec": {"layer": [_chance_rule(scale), rule, point], "width": 300, "height": {"step": 20}},
+        "title": _title(
             "Is the anomaly in the representation, and does the head use it?",
             "Prototype readout of the features vs the model's own scores at the same "
             "granularity. Dashed: chance. "
             + interval_words(result, "Bars: 95 % video-bootstrap CI."),
         ),
-    )
-    return _finish(chart)
+    }
+    return _finish(spec)
 
 
-def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
+def interval_ap_chart(result: AuditResult) -> Spec | None:
     """Mean interval AP per model for the original scores, after video-mean replacement and
     for one whole-video interval per video ([inside] Table 18)."""
     further = result.further
@@ -786,39 +808,37 @@ def interval_ap_chart(result: AuditResult) -> alt.Chart | None:
         id_vars=["model"], value_vars=list(labels), var_name="construction", value_name="ap"
     )
     data["construction"] = data["construction"].map(labels)
-    chart: alt.Chart = (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            y=alt.Y("model:N", sort=model_order(result), title=None),
-            yOffset=alt.YOffset("construction:N", sort=list(labels.values())),
-            x=alt.X("ap:Q", title="interval AP (mean over tIoU 0.1–0.5)"),
-            color=alt.Color(
-                "construction:N",
+    spec = {
+        "data": _values(data),
+        "mark": _mark("bar"),
+        "encoding": {
+            "y": _nominal("model", sort=model_order(result), title=None),
+            "yOffset": _nominal("construction", sort=list(labels.values())),
+            "x": _quantitative("ap", title="interval AP (mean over tIoU 0.1–0.5)"),
+            "color": _nominal(
+                "construction",
                 sort=list(labels.values()),
                 title=None,
-                legend=alt.Legend(orient="bottom", labelLimit=_LABEL_LIMIT),
+                legend={"orient": "bottom", "labelLimit": _LABEL_LIMIT},
             ),
-            tooltip=[
-                alt.Tooltip("model:N"),
-                alt.Tooltip("construction:N"),
-                alt.Tooltip("ap:Q", format=".4f"),
+            "tooltip": [
+                _nominal("model"),
+                _nominal("construction"),
+                _quantitative("ap", format=".4f"),
             ],
-        )
-        .properties(
-            width=420,
-            height=alt.Step(12),
-            title=_title(
-                "Interval AP depends on how intervals are built",
-                "Released VadCLIP proposal rule; video-mean replacement leaves no proposal "
-                "(AP 0), while whole-video intervals need no localisation at all.",
-            ),
-        )
-    )
-    return _finish(chart)
+        },
+        "width": 420,
+        "height": {"step": 12},
+        "title": _title(
+            "Interval AP depends on how intervals are built",
+            "Released VadCLIP proposal rule; video-mean replacement leaves no proposal "
+            "(AP 0), while whole-video intervals need no localisation at all.",
+        ),
+    }
+    return _finish(spec)
 
 
-def support_chart(result: AuditResult) -> alt.Chart | None:
+def support_chart(result: AuditResult) -> Spec | None:
     """Videos at each pole of every contrast (with normal frames, as bias-AUC reads them;
     [audit] Fig. 3): each factor has its own support, ambiguous videos left out."""
     bias = result.bias
@@ -846,27 +866,25 @@ def support_chart(result: AuditResult) -> alt.Chart | None:
             ),
         ]
     )
-    chart: alt.Chart = (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            y=alt.Y("contrast:N", sort=contrast_order(first), title=None),
-            x=alt.X("videos:Q", stack="zero", title="videos"),
-            color=alt.Color(
-                "side:N",
+    spec = {
+        "data": _values(data),
+        "mark": _mark("bar"),
+        "encoding": {
+            "y": _nominal("contrast", sort=contrast_order(first), title=None),
+            "x": _quantitative("videos", stack="zero", title="videos"),
+            "color": _nominal(
+                "side",
                 title="pole",
-                scale=alt.Scale(domain=["⊕", "⊖"], range=[ANOMALOUS_COLOUR, NORMAL_COLOUR]),
+                scale={"domain": ["⊕", "⊖"], "range": [ANOMALOUS_COLOUR, NORMAL_COLOUR]},
             ),
-            tooltip=[alt.Tooltip("contrast:N"), alt.Tooltip("pole:N"), alt.Tooltip("videos:Q")],
-        )
-        .properties(
-            width=420,
-            height=alt.Step(18),
-            title=_title(
-                "Support of each scene contrast",
-                "Videos with normal frames at each pole; ambiguous and unlabelled videos are "
-                "left out of that contrast only.",
-            ),
-        )
-    )
-    return _finish(chart)
+            "tooltip": [_nominal("contrast"), _nominal("pole"), _quantitative("videos")],
+        },
+        "width": 420,
+        "height": {"step": 18},
+        "title": _title(
+            "Support of each scene contrast",
+            "Videos with normal frames at each pole; ambiguous and unlabelled videos are "
+            "left out of that contrast only.",
+        ),
+    }
+    return _finish(spec)

@@ -3,7 +3,8 @@
 The bundle (Vega, Vega-Lite and vega-embed as one script, ``vega-bundle.js`` beside this
 module, with its licences in ``vega-bundle-licenses.txt``) ships with vadscene, so every report
 page draws its figures without network and without vl-convert. It was made by vl-convert
-(``javascript_bundle``) for :data:`VEGA_LITE`, the Vega-Lite release Altair writes specs for;
+(``javascript_bundle``) for :data:`VEGA_LITE`, the Vega-Lite release the figures' specs are
+written for (:data:`vadscene.audit.report.figures.VEGA_LITE_SCHEMA`);
 ``tests/packaging/test_vega_bundle.py`` checks both.
 
 SVG figure files need vl-convert, the optional ``pip install 'vadscene[svg]'`` (84 MB, so not

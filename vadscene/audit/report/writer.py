@@ -168,7 +168,7 @@ def _write_files(
     step("figures")
     specs: dict[str, dict[str, Any]] = {}
     for figure in document.figures():
-        specs[figure.name] = spec = figure.spec()
+        specs[figure.name] = spec = figure.spec
         write(f"figures/{figure.name}.vl.json", json.dumps(spec, ensure_ascii=False))
         if svg:
             name = f"figures/{figure.name}.svg"
