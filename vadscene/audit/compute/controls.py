@@ -27,7 +27,7 @@ from vadscene.audit.compute.bootstrap import (
 from vadscene.audit.compute.pairs import (
     FrameRuns,
     PairCounts,
-    ascending_order,
+    sorted_runs,
     video_constant_counts,
 )
 from vadscene.core.kernels import compiled
@@ -144,7 +144,7 @@ def control_row(
     ap = metrics.average_precision(runs.scores, runs.labels, runs.weight, ascending=order)
     ap_mean = _video_mean_average_precision(means, runs, n_videos)
     variance = obuchowski_covariance(u, u, a, n)
-    permuted = permuted_micro_expectation(runs, a, n, order)
+    permuted = permuted_micro_expectation(runs, a, n, order, counts=u)
     r_mean, r_mean_note = retention(
         micro_mean, micro, CHANCE_AUROC, measure="micro AUROC", chance_name="chance"
     )
@@ -187,7 +187,12 @@ def _video_mean_average_precision(means: np.ndarray, runs: FrameRuns, n_videos: 
 
 
 def permuted_micro_expectation(
-    runs: FrameRuns, a: np.ndarray, n: np.ndarray, order: np.ndarray | None = None
+    runs: FrameRuns,
+    a: np.ndarray,
+    n: np.ndarray,
+    order: np.ndarray | None = None,
+    *,
+    counts: PairCounts | None = None,
 ) -> float:
     """E[micro AUROC] when each video's scores are permuted uniformly among its own frames,
     the labels fixed ([inside] App. E; docs/metrics.md "Within-video permutation control").
@@ -201,17 +206,19 @@ def permuted_micro_expectation(
     over all T_i frames of i and T_j of j, and E[micro] = (Σ_i ½ a_i n_i + Σ_{i≠j} E[U_ij]) /
     (A·N), the denominator being fixed. M is one sorted pair count in which every frame is a
     row of its video (when that video holds anomalous frames) and a column (when it holds
-    normal ones).
+    normal ones). ``order``: the runs' ascending order; ``counts``: their pair counts, whose
+    sorted runs are reused when they sweep them (:func:`~.pairs.sorted_runs`).
     """
     frames = np.maximum(a + n, 1)  # a video without frames has a = n = 0: no pair either way
+    entries = sorted_runs(runs, a.size, order, counts)
     # Every frame a row of weight a_i / T_i and a column of weight n_i / T_i (labels do not
     # matter once frames are permuted): the sweep's total is Σ_ij a_i n_j M_ij / (T_i T_j),
     # its within-video part the i = j terms, to replace by ½ a_i n_i.
     total, within = _permuted_sums(
-        ascending_order(runs.scores) if order is None else order,
-        runs.scores,
-        runs.video,
-        runs.weight,
+        entries.new_group,
+        entries.video,
+        entries.row_weight,
+        entries.column_weight,
         a / frames,
         n / frames,
         a.size,
@@ -220,32 +227,34 @@ def permuted_micro_expectation(
 
 
 @compiled()
-def _permuted_sums(order, scores, video, weight, row_factor, column_factor, n_videos):  # type: ignore[no-untyped-def]
-    # The sweep of pairs._sweep_videos over the runs in ``order`` (read through it, not
-    # gathered), every run both a row of weight w·row_factor[v] and a column of weight
-    # w·column_factor[v]: the total and its same-video part.
+def _permuted_sums(  # type: ignore[no-untyped-def]
+    new_group, video, row_weight, column_weight, row_factor, column_factor, n_videos
+):
+    # The sweep of pairs._sweep_videos over the runs in score order, read in sequence, every
+    # run (of weight w: its row or its column weight, the other is 0) both a row of weight
+    # w·row_factor[v] and a column of weight w·column_factor[v]: the total and its same-video
+    # part.
     below_own = np.zeros(n_videos)
     below = 0.0
     total = 0.0
     within = 0.0
-    size = order.size
+    size = video.size
     first = 0
     while first < size:
         end = first + 1
-        while end < size and scores[order[end]] == scores[order[first]]:
+        while end < size and not new_group[end]:
             end += 1
         for half in range(2):
             if half == 1:
-                for position in range(first, end):
-                    run = order[position]
-                    v = video[run]
-                    row = weight[run] * row_factor[v]
+                for t in range(first, end):
+                    v = video[t]
+                    row = (row_weight[t] + column_weight[t]) * row_factor[v]
                     total += row * below
                     within += row * below_own[v]
-            for position in range(first, end):
-                run = order[position]
-                column = 0.5 * weight[run] * column_factor[video[run]]
-                below_own[video[run]] += column
+            for t in range(first, end):
+                v = video[t]
+                column = 0.5 * (row_weight[t] + column_weight[t]) * column_factor[v]
+                below_own[v] += column
                 below += column
         first = end
     return total, within

@@ -1117,7 +1117,7 @@ def _scene_rows(
 ) -> None:
     """Bias-AUC in both populations (A §4; docs/metrics.md) and scene-conditioned AUC
     (A S1.2) of one model (name, family) on every contrast."""
-    if not contrasts:  # no scene labels: nothing to read the normal-footage means
+    if not contrasts:  # no scene contrast: nothing reads the normal-footage means
         return
     name, family = model
     means = metrics.video_means(

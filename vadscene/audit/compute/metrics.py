@@ -224,13 +224,13 @@ def all_granularities(
     by_category = multiplicities if by_category is None else by_category
     replicates = by_category.shape[0]
     names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
-    pooled, *blocks = counts.granularity_sums(
+    pooled, same, beside_normal = counts.granularity_sums(
         multiplicities, by_category, codes, names.size, _code_of(names, normal_category)
     )
     per_category = {
         name: mean_over_categories(
             _category_aurocs(
-                (blocks[0], blocks[1]),
+                (same, beside_normal),
                 a,
                 n,
                 by_category,

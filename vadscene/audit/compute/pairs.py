@@ -418,14 +418,7 @@ def pair_counts_of_runs(
         )
     labels = runs.labels
     if method == "swept":
-        return SweptCounts.of_scores(
-            runs.scores,
-            runs.video,
-            np.where(labels, runs.weight, 0.0),
-            np.where(labels, 0.0, runs.weight),
-            n_videos,
-            order,
-        )
+        return sorted_runs(runs, n_videos, order)
     rank = np.full(n_videos, -1, dtype=np.int64)
     rank[rows] = np.arange(rows.size)
     # ties form one group in the count: no stable sort needed
@@ -439,6 +432,28 @@ def pair_counts_of_runs(
         (rows.size, n_videos),
     )
     return RectangularCounts(rows, matrix, n_videos)
+
+
+def sorted_runs(
+    runs: FrameRuns,
+    n_videos: int,
+    order: np.ndarray | None = None,
+    counts: PairCounts | None = None,
+) -> SweptCounts:
+    """The runs as sweep entries in ascending score order (``order``, when already known): an
+    anomalous run a row of its weight, a normal one a column. ``counts`` itself when it is
+    these runs swept already (the pair counts of a large benchmark), so nothing is sorted or
+    copied twice."""
+    if isinstance(counts, SweptCounts) and counts.video.size == runs.scores.size:
+        return counts
+    return SweptCounts.of_scores(
+        runs.scores,
+        runs.video,
+        np.where(runs.labels, runs.weight, 0.0),
+        np.where(runs.labels, 0.0, runs.weight),
+        n_videos,
+        order,
+    )
 
 
 def pair_count_cost(
