@@ -303,6 +303,8 @@ def test_the_queue_jumps_anywhere_and_the_url_follows_at_once(served: tuple[str,
         _open(page, url, "queue")
         page.locator(".vs-queue-title").click()
         items = page.locator(".vs-queue li")
+        # the rows are drawn by the list's toggle event, which the browser fires after the click
+        _wait_for(lambda: items.count() == len(videos), what="the opened queue's rows")
         assert [items.nth(i).get_attribute("data-video") for i in range(items.count())] == videos
         target = videos[7]
         items.nth(7).click()
