@@ -993,20 +993,13 @@ def model_point(
 
 
 def _per_category(videos: _Videos, model: str, u: PairCounts) -> list[dict]:
-    ones = metrics.ones(videos.n_videos)
-    blocks = metrics.category_blocks(u, ones, videos.categories, videos.normal_category)
-    same, versus_normal = (
-        metrics.category_aurocs(
-            u,
-            videos.a,
-            videos.n,
-            ones,
-            videos.categories,
-            videos.normal_category,
-            against_normal_videos=against,
-            blocks=blocks,  # one sweep for both
-        )
-        for against in (False, True)
+    same, versus_normal = metrics.both_category_aurocs(
+        u,
+        videos.a,
+        videos.n,
+        metrics.ones(videos.n_videos),
+        videos.categories,
+        videos.normal_category,
     )
     rows = []
     for category in same:

@@ -128,37 +128,33 @@ def category_aurocs(
     normal_category: str,
     *,
     against_normal_videos: bool,
-    blocks: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per anomaly category c ≠ Normal, one AUROC per replicate, from blocks of U.
 
     Same-category (A Eq. 2): anomalous frames of c vs normal frames of c, both from videos of
     category c. With ``against_normal_videos`` (the common variant, reported apart): the
-    normal frames of c's videos plus every frame of the Normal videos. ``blocks``: the
-    :func:`category_blocks` of these multiplicities, when already computed.
+    normal frames of c's videos plus every frame of the Normal videos.
     """
-    return _category_aurocs(
-        category_blocks(counts, multiplicities, categories, normal_category)
-        if blocks is None
-        else blocks,
-        a,
-        n,
-        multiplicities,
-        categories,
-        normal_category,
-        against_normal_videos=against_normal_videos,
+    same, versus_normal = both_category_aurocs(
+        counts, a, n, multiplicities, categories, normal_category
     )
+    return versus_normal if against_normal_videos else same
 
 
-def category_blocks(
-    counts: PairCounts, multiplicities: np.ndarray, categories: np.ndarray, normal_category: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """Over the sorted category names, S[r, c, c] and S[r, c, Normal] with S[r, c, d] =
-    Σ_{u ∈ c} Σ_{v ∈ d} k_u k_v U[u, v]: the blocks both per-category variants read."""
+def both_category_aurocs(
+    counts: PairCounts,
+    a: np.ndarray,
+    n: np.ndarray,
+    multiplicities: np.ndarray,
+    categories: np.ndarray,
+    normal_category: str,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """:func:`category_aurocs` of both variants (same-category, then against the Normal
+    videos too) from one reading of the counts."""
     names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
-    return counts.category_blocks(
-        multiplicities, codes, names.size, _code_of(names, normal_category)
-    )
+    normal = _code_of(names, normal_category)
+    blocks = counts.category_blocks(multiplicities, codes, names.size, normal)
+    return _category_aurocs(blocks, a, n, multiplicities, names, codes, normal)
 
 
 def _code_of(names: np.ndarray, name: str) -> int:
@@ -172,30 +168,35 @@ def _category_aurocs(
     a: np.ndarray,
     n: np.ndarray,
     multiplicities: np.ndarray,
-    categories: np.ndarray,
-    normal_category: str,
-    *,
-    against_normal_videos: bool,
-) -> dict[str, np.ndarray]:
+    names: np.ndarray,
+    codes: np.ndarray,
+    normal: int,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Both variants of the per-category AUROCs from the blocks S[r, c, c] and S[r, c, Normal]
+    of the categories ``names`` (``codes`` per video, every code held by a video; ``normal``
+    the Normal code, −1 for none)."""
     same, beside_normal = blocks
-    names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
-    normal = _code_of(names, normal_category)
-    # every category's anomalous and normal frames per replicate, in one product each
-    member = np.zeros((codes.size, names.size))
-    member[np.arange(codes.size), codes] = 1.0
-    anomalous, normal_frames = (
-        multiplicities @ (member * a[:, None]),
-        multiplicities @ (member * n[:, None]),
-    )
-    aurocs = {}
+    # every category's anomalous and normal frames per replicate: the videos ordered by
+    # category, each category's columns summed as one contiguous run
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(names.size))
+    ordered = multiplicities[:, order]
+    anomalous = np.add.reduceat(ordered * a[order], starts, axis=1)
+    normal_frames = np.add.reduceat(ordered * n[order], starts, axis=1)
+    within, versus_normal = {}, {}
     for c, name in enumerate(names):
         if c == normal:
             continue
-        pairs, negatives = same[:, c], normal_frames[:, c]
-        if against_normal_videos and normal >= 0:
-            pairs, negatives = pairs + beside_normal[:, c], negatives + normal_frames[:, normal]
-        aurocs[str(name)] = ratio_or_nan(pairs, anomalous[:, c] * negatives)
-    return aurocs
+        within[str(name)] = ratio_or_nan(same[:, c], anomalous[:, c] * normal_frames[:, c])
+        versus_normal[str(name)] = (
+            ratio_or_nan(
+                same[:, c] + beside_normal[:, c],
+                anomalous[:, c] * (normal_frames[:, c] + normal_frames[:, normal]),
+            )
+            if normal >= 0
+            else within[str(name)]
+        )
+    return within, versus_normal
 
 
 def mean_over_categories(per_category: dict[str, np.ndarray], replicates: int) -> np.ndarray:
@@ -224,23 +225,16 @@ def all_granularities(
     by_category = multiplicities if by_category is None else by_category
     replicates = by_category.shape[0]
     names, codes = np.unique(np.asarray(categories).astype(str), return_inverse=True)
+    normal = _code_of(names, normal_category)
     pooled, same, beside_normal = counts.granularity_sums(
-        multiplicities, by_category, codes, names.size, _code_of(names, normal_category)
+        multiplicities, by_category, codes, names.size, normal
+    )
+    within_category, versus_normal = _category_aurocs(
+        (same, beside_normal), a, n, by_category, names, codes, normal
     )
     per_category = {
-        name: mean_over_categories(
-            _category_aurocs(
-                (same, beside_normal),
-                a,
-                n,
-                by_category,
-                categories,
-                normal_category,
-                against_normal_videos=against,
-            ),
-            replicates,
-        )
-        for name, against in (("per_category", False), ("category_vs_normal", True))
+        "per_category": mean_over_categories(within_category, replicates),
+        "category_vs_normal": mean_over_categories(versus_normal, replicates),
     }
     return {
         "micro": micro_auroc(counts, a, n, multiplicities, pooled=pooled),
